@@ -1,0 +1,33 @@
+# snowflake — PGXS build. `make && make install`; tests: test/run; benchmark: make bench.
+EXTENSION = snowflake
+MODULE_big = snowflake
+DATA = sql/snowflake--1.0.sql
+CORE_OBJS = src/core/text.o
+OBJS = $(CORE_OBJS) src/pg/module.o src/pg/generate.o src/pg/type.o src/pg/errors.o
+PG_CXXFLAGS = -std=c++20 -Wno-register -Wno-missing-field-initializers
+SHLIB_LINK = -lstdc++
+
+# pg_regress (sql/*.sql against expected/*.out) on a temporary, preloaded instance.
+REGRESS = type decode generate
+REGRESS_OPTS = --temp-instance=tmp_check/regress --temp-config=test/regress.conf
+
+# No LLVM JIT bitcode: it would need clang for the C++ sources.
+override with_llvm = no
+
+PG_CONFIG ?= pg_config
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)
+
+# GoogleTest for the pure C++ core.
+GTEST_BIN = test/unit/core_tests
+$(GTEST_BIN): test/unit/*.cpp src/core/*.hpp src/core/*.cpp
+	$(CXX) -std=c++20 -O2 -g -Wall -Wextra -pthread -o $@ test/unit/*.cpp src/core/text.cpp -lgtest -lgtest_main
+
+unit: $(GTEST_BIN)
+	./$(GTEST_BIN)
+
+bench:
+	bash test/bench/run
+
+.PHONY: unit bench
+EXTRA_CLEAN = $(GTEST_BIN) tmp_check results regression.diffs regression.out

@@ -1,0 +1,135 @@
+#include "text.hpp"
+
+#include <cstdio>
+#include <cstring>
+
+namespace snowflake {
+namespace {
+
+bool is_digit(char c) noexcept { return c >= '0' && c <= '9'; }
+
+// Reads exactly `width` digits.
+bool digits(const char*& p, int width, int& value) noexcept {
+    value = 0;
+    for (int i = 0; i < width; ++i, ++p) {
+        if (!is_digit(*p)) return false;
+        value = value * 10 + (*p - '0');
+    }
+    return true;
+}
+
+bool literal(const char*& p, char c) noexcept {
+    if (*p != c) return false;
+    ++p;
+    return true;
+}
+
+// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm).
+std::int64_t days_from_civil(int year, int month, int day) noexcept {
+    year -= month <= 2;
+    const int era = year / 400;
+    const int yoe = year - era * 400;
+    const int doy = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1;
+    const int doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return std::int64_t{era} * 146097 + doe - 719468;
+}
+
+int days_in_month(int year, int month) noexcept {
+    static constexpr int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    const bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+    return month == 2 && leap ? 29 : kDays[month - 1];
+}
+
+// Unsigned decimal with overflow check against `max`; at least one digit.
+bool unsigned_decimal(const char*& p, std::uint64_t max, std::uint64_t& value,
+                      bool& overflow) noexcept {
+    value = 0;
+    overflow = false;
+    const char* start = p;
+    for (; is_digit(*p); ++p) {
+        const std::uint64_t d = static_cast<std::uint64_t>(*p - '0');
+        if (value > (max - d) / 10) overflow = true;
+        if (!overflow) value = value * 10 + d;
+    }
+    return p != start;
+}
+
+}  // namespace
+
+ParseResult parse_id(const char* text, std::uint64_t& id) noexcept {
+    const char* p = text;
+    bool overflow = false;
+    if (!unsigned_decimal(p, kMaxId, id, overflow) || *p != '\0') return ParseResult::Syntax;
+    return overflow ? ParseResult::OutOfRange : ParseResult::Ok;
+}
+
+bool parse_timestamp(const char* text, std::int64_t& unix_ms) noexcept {
+    const char* p = text;
+    int year, month, day, hour = 0, minute = 0, second = 0, millis = 0;
+    if (!digits(p, 4, year) || !literal(p, '-') || !digits(p, 2, month) || !literal(p, '-') ||
+        !digits(p, 2, day))
+        return false;
+    if (*p == ' ' || *p == 'T') {
+        ++p;
+        if (!digits(p, 2, hour) || !literal(p, ':') || !digits(p, 2, minute)) return false;
+        if (literal(p, ':')) {
+            if (!digits(p, 2, second)) return false;
+            if (literal(p, '.')) {
+                int scale = 100;
+                if (!is_digit(*p)) return false;
+                for (; is_digit(*p); ++p, scale /= 10) millis += (*p - '0') * scale;
+            }
+        }
+    }
+    int offset_minutes = 0;
+    if (*p == 'Z') {
+        ++p;
+    } else if (std::strncmp(p, "UTC", 3) == 0) {
+        p += 3;
+    } else if (*p == '+' || *p == '-') {
+        const int sign = *p++ == '-' ? -1 : 1;
+        int offset_hours, offset_mins = 0;
+        if (!digits(p, 2, offset_hours)) return false;
+        if (literal(p, ':') && !digits(p, 2, offset_mins)) return false;
+        if (offset_hours > 15 || offset_mins > 59) return false;
+        offset_minutes = sign * (offset_hours * 60 + offset_mins);
+    }
+    if (*p != '\0') return false;
+    if (year < 1970 || month < 1 || month > 12 || day < 1 || day > days_in_month(year, month) ||
+        hour > 23 || minute > 59 || second > 59)
+        return false;
+    const std::int64_t seconds = days_from_civil(year, month, day) * 86400 + hour * 3600 +
+                                 minute * 60 + second - offset_minutes * 60;
+    unix_ms = seconds * 1000 + millis;
+    return unix_ms >= 0;
+}
+
+std::size_t format_lease(const Lease& lease, char* buf) noexcept {
+    const int n = std::snprintf(buf, kLeaseTextMax, "snowflake lease 1\nepoch_unix_ms %lld\nlease_ms %llu\n",
+                                static_cast<long long>(lease.epoch_unix_ms),
+                                static_cast<unsigned long long>(lease.lease_ms));
+    return n > 0 ? static_cast<std::size_t>(n) : 0;
+}
+
+bool parse_lease(const char* text, std::size_t length, Lease& lease) noexcept {
+    char copy[kLeaseTextMax];
+    if (length == 0 || length >= sizeof copy) return false;
+    std::memcpy(copy, text, length);
+    copy[length] = '\0';
+    const char* p = copy;
+    static constexpr char kHeader[] = "snowflake lease 1\nepoch_unix_ms ";
+    static constexpr char kMiddle[] = "\nlease_ms ";
+    std::uint64_t epoch, lease_ms;
+    bool overflow;
+    if (std::strncmp(p, kHeader, sizeof kHeader - 1) != 0) return false;
+    p += sizeof kHeader - 1;
+    if (!unsigned_decimal(p, kMaxId, epoch, overflow) || overflow) return false;
+    if (std::strncmp(p, kMiddle, sizeof kMiddle - 1) != 0) return false;
+    p += sizeof kMiddle - 1;
+    if (!unsigned_decimal(p, kMaxTime, lease_ms, overflow) || overflow) return false;
+    if (std::strcmp(p, "\n") != 0) return false;
+    lease = Lease{static_cast<std::int64_t>(epoch), lease_ms};
+    return true;
+}
+
+}  // namespace snowflake

@@ -1,0 +1,37 @@
+// Every ERROR the generator raises, in one place.
+#include "edge.hpp"
+
+extern "C" {
+#include "utils/elog.h"
+}
+
+namespace snowflake::pg {
+
+void raise(Status status) {
+    switch (status) {
+        case Status::ClockBeforeEpoch:
+            ereport(ERROR, (errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+                            errmsg("the system clock reads earlier than snowflake.epoch \"%s\"",
+                                   epoch_setting),
+                            errhint("Check the system clock, or set snowflake.epoch to an earlier "
+                                    "instant before any id is issued.")));
+            break;
+        case Status::TimeExhausted:
+            ereport(ERROR, (errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+                            errmsg("snowflake ids are exhausted: the clock is past the 41-bit "
+                                   "end of snowflake.epoch \"%s\"",
+                                   epoch_setting)));
+            break;
+        default:
+            break;
+    }
+    elog(ERROR, "snowflake: unexpected generator status %d", static_cast<int>(status));
+    pg_unreachable();
+}
+
+void raise_exception(const char* what) {
+    ereport(ERROR, (errcode(ERRCODE_INTERNAL_ERROR), errmsg("snowflake: %s", what)));
+    pg_unreachable();
+}
+
+}  // namespace snowflake::pg

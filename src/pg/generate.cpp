@@ -1,0 +1,206 @@
+// snowflake_nextval(), snowflake_nextvals(n) and snowflake_status().
+#include "edge.hpp"
+
+extern "C" {
+#include "access/htup_details.h"
+#include "access/xlog.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "utils/timestamp.h"
+}
+
+#include <time.h>
+
+using namespace snowflake;
+using namespace snowflake::pg;
+
+namespace {
+
+std::int64_t unix_now_ms() noexcept {
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    return std::int64_t{now.tv_sec} * 1000 + now.tv_nsec / 1000000;
+}
+
+TimestampTz timestamptz_of_unix_ms(std::int64_t unix_ms) {
+    return (unix_ms - kUnixToPostgresMs) * 1000;
+}
+
+// The generator, once every precondition holds; each refusal says what to do.
+SharedState& generator_or_refuse() {
+    SharedState* state = shared_state();
+    if (state == nullptr)
+        ereport(ERROR,
+                (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                 errmsg("snowflake_nextval() requires snowflake in shared_preload_libraries"),
+                 errhint("Add shared_preload_libraries = 'snowflake' to postgresql.conf and "
+                         "restart the server. Decoding works without it.")));
+    if (RecoveryInProgress())
+        ereport(ERROR,
+                (errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+                 errmsg("snowflake ids cannot be generated on a hot standby"),
+                 errdetail("A standby shares its primary's snowflake.worker_id."),
+                 errhint("Generate ids on the primary; decoding works here.")));
+    if (state->blocked == Blocked::EpochChanged) {
+        const TimestampTz old_epoch = timestamptz_of_unix_ms(state->lease_epoch_unix_ms);
+        ereport(ERROR,
+                (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                 errmsg("snowflake.epoch changed from \"%s\" to \"%s\" on a node that has "
+                        "issued ids",
+                        timestamptz_to_str(old_epoch), epoch_setting),
+                 errdetail("Ids made under the new epoch would not sort after the ones "
+                           "already issued."),
+                 errhint("Set snowflake.epoch = '%s' again and restart, or, to start a new id "
+                         "space on purpose, remove the file pg_snowflake/lease in the data "
+                         "directory and restart.",
+                         timestamptz_to_str(old_epoch))));
+    }
+    if (state->blocked == Blocked::LeaseUnreadable)
+        ereport(ERROR,
+                (errcode(ERRCODE_DATA_CORRUPTED),
+                 errmsg("the snowflake lease file pg_snowflake/lease could not be read"),
+                 errhint("Restore it from a backup, or remove it and restart once the system "
+                         "clock is later than the last id issued.")));
+    if (worker_id_setting < 0)
+        ereport(ERROR,
+                (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                 errmsg("snowflake.worker_id is not set"),
+                 errhint("Add this line to postgresql.conf, with a number 0..1023 that no other "
+                         "node uses, then run SELECT pg_reload_conf():\n"
+                         "snowflake.worker_id = 1")));
+    return *state;
+}
+
+// Reserves 1..wanted ids, waiting (interruptibly) for the clock or the lease.
+Reservation reserve_ids(std::uint64_t wanted) {
+    SharedState& state = generator_or_refuse();
+    const Config config = generator_config(static_cast<std::uint32_t>(worker_id_setting));
+    bool waited = false;
+    for (;;) {
+        const Reservation r = reserve(state.generator, config, wanted, unix_now_ms);
+        if (r.regression_ms > 0)
+            ereport(LOG, (errmsg("snowflake: the system clock moved back %llu ms; ids keep "
+                                 "their last time until it catches up",
+                                 static_cast<unsigned long long>(r.regression_ms))));
+        switch (r.status) {
+            case Status::Granted:
+                if (waited) state.generator.waits.fetch_add(1, std::memory_order_relaxed);
+                if (r.lease_low) {
+                    if (Latch* latch = state.lease_worker_latch.load(std::memory_order_relaxed))
+                        SetLatch(latch);
+                }
+                return r;
+            case Status::WaitForClock: {
+                waited = true;
+                const std::int64_t wait_ms =
+                    config.epoch_unix_ms + static_cast<std::int64_t>(r.wait_until_ms) -
+                    unix_now_ms();
+                (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+                                std::clamp<std::int64_t>(wait_ms, 1, 1000), PG_WAIT_EXTENSION);
+                ResetLatch(MyLatch);
+                break;
+            }
+            case Status::NeedLease:
+                extend_lease(state, r.lease_needed_ms);
+                break;
+            default:
+                raise(r.status);
+        }
+        CHECK_FOR_INTERRUPTS();
+    }
+}
+
+struct Batch {
+    std::uint64_t first;
+    std::uint64_t count;
+};
+
+struct BatchCursor {
+    Batch* batches;
+    std::uint32_t batch_count;
+    std::uint32_t batch_index;
+    std::uint64_t offset;  // within batches[batch_index]
+};
+
+}  // namespace
+
+SNOWFLAKE_FUNCTION(snowflake_nextval) {
+    const Reservation r = reserve_ids(1);
+    PG_RETURN_INT64(static_cast<std::int64_t>(r.first));
+}
+
+// All n ids are reserved in the first call, in as few batches as the lead allows.
+SNOWFLAKE_FUNCTION(snowflake_nextvals) {
+    FuncCallContext* context;
+    if (SRF_IS_FIRSTCALL()) {
+        const std::int64_t wanted = PG_GETARG_INT64(0);
+        if (wanted < 1)
+            ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                            errmsg("snowflake_nextvals() needs a count of at least 1, not %lld",
+                                   static_cast<long long>(wanted))));
+        context = SRF_FIRSTCALL_INIT();
+        MemoryContext old = MemoryContextSwitchTo(context->multi_call_memory_ctx);
+        auto* cursor = static_cast<BatchCursor*>(palloc0(sizeof(BatchCursor)));
+        std::uint32_t capacity = 4;
+        cursor->batches = static_cast<Batch*>(palloc(capacity * sizeof(Batch)));
+        for (std::uint64_t remaining = static_cast<std::uint64_t>(wanted); remaining > 0;) {
+            const Reservation r = reserve_ids(remaining);
+            if (cursor->batch_count == capacity) {
+                capacity *= 2;
+                cursor->batches =
+                    static_cast<Batch*>(repalloc(cursor->batches, capacity * sizeof(Batch)));
+            }
+            cursor->batches[cursor->batch_count++] = Batch{r.first, r.count};
+            remaining -= r.count;
+        }
+        MemoryContextSwitchTo(old);
+        context->user_fctx = cursor;
+    }
+    context = SRF_PERCALL_SETUP();
+    auto* cursor = static_cast<BatchCursor*>(context->user_fctx);
+    if (cursor->batch_index == cursor->batch_count) SRF_RETURN_DONE(context);
+    const Batch& batch = cursor->batches[cursor->batch_index];
+    const std::uint64_t id = advance(batch.first, cursor->offset);
+    if (++cursor->offset == batch.count) {
+        cursor->offset = 0;
+        ++cursor->batch_index;
+    }
+    SRF_RETURN_NEXT(context, Int64GetDatum(static_cast<std::int64_t>(id)));
+}
+
+SNOWFLAKE_FUNCTION(snowflake_status) {
+    TupleDesc descriptor;
+    if (get_call_result_type(fcinfo, nullptr, &descriptor) != TYPEFUNC_COMPOSITE)
+        elog(ERROR, "snowflake_status: return type must be a row type");
+    descriptor = BlessTupleDesc(descriptor);
+    Datum values[10];
+    bool nulls[10] = {};
+    const SharedState* state = shared_state();
+    values[0] = Int32GetDatum(worker_id_setting);
+    nulls[0] = worker_id_setting < 0;
+    values[1] = TimestampTzGetDatum(timestamptz_of_unix_ms(epoch_unix_ms()));
+    if (state == nullptr) {
+        for (int i = 2; i < 10; ++i) nulls[i] = true;
+    } else {
+        const GeneratorState& g = state->generator;
+        const std::uint64_t last = g.last_id.load();
+        const std::uint64_t lease = g.lease_ms.load();
+        const bool issued = last != 0 && lease != 0;
+        values[2] = Int64GetDatum(static_cast<std::int64_t>(last));
+        nulls[2] = !issued;
+        values[3] = Int64GetDatum(static_cast<std::int64_t>(
+            static_cast<std::int64_t>(time_of(last)) + state->epoch_unix_ms - unix_now_ms()));
+        nulls[3] = !issued;
+        values[4] = TimestampTzGetDatum(timestamptz_of_unix_ms(
+            state->epoch_unix_ms + static_cast<std::int64_t>(lease)));
+        nulls[4] = lease == 0;
+        values[5] = Int64GetDatum(static_cast<std::int64_t>(g.regressions.load()));
+        values[6] = Int64GetDatum(static_cast<std::int64_t>(g.borrowed_ms.load()));
+        values[7] = Int64GetDatum(static_cast<std::int64_t>(g.waits.load()));
+        values[8] = Int64GetDatum(static_cast<std::int64_t>(g.lease_extensions.load()));
+        values[9] = BoolGetDatum(state->blocked == Blocked::No && !RecoveryInProgress() &&
+                                 worker_id_setting >= 0);
+    }
+    PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(descriptor, values, nulls)));
+}

@@ -17,10 +17,27 @@ using namespace snowflake::pg;
 
 namespace {
 
-std::int64_t unix_now_ms() noexcept {
+std::int64_t unix_now_us() noexcept {
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
-    return std::int64_t{now.tv_sec} * 1000 + now.tv_nsec / 1000000;
+    return std::int64_t{now.tv_sec} * 1000000 + now.tv_nsec / 1000;
+}
+
+std::int64_t unix_now_ms() noexcept { return unix_now_us() / 1000; }
+
+// Sleeps until the clock reads `unix_ms`: to the microsecond for the short
+// waits of a backend at its lead limit, on the latch (a second at most) for
+// the long ones after the clock went back.
+void sleep_until(std::int64_t unix_ms) {
+    const std::int64_t wait_us = unix_ms * 1000 - unix_now_us();
+    if (wait_us <= 0) return;
+    if (wait_us <= 2000) {
+        pg_usleep(wait_us);
+        return;
+    }
+    (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+                    std::min<std::int64_t>(wait_us / 1000, 1000), PG_WAIT_EXTENSION);
+    ResetLatch(MyLatch);
 }
 
 TimestampTz timestamptz_of_unix_ms(std::int64_t unix_ms) {
@@ -91,16 +108,10 @@ Reservation reserve_ids(std::uint64_t wanted) {
                         SetLatch(latch);
                 }
                 return r;
-            case Status::WaitForClock: {
+            case Status::WaitForClock:
                 waited = true;
-                const std::int64_t wait_ms =
-                    config.epoch_unix_ms + static_cast<std::int64_t>(r.wait_until_ms) -
-                    unix_now_ms();
-                (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-                                std::clamp<std::int64_t>(wait_ms, 1, 1000), PG_WAIT_EXTENSION);
-                ResetLatch(MyLatch);
+                sleep_until(config.epoch_unix_ms + static_cast<std::int64_t>(r.wait_until_ms));
                 break;
-            }
             case Status::NeedLease:
                 extend_lease(state, r.lease_needed_ms);
                 break;

@@ -200,8 +200,9 @@ SNOWFLAKE_FUNCTION(snowflake_status) {
         const bool issued = last != 0 && lease != 0;
         values[2] = Int64GetDatum(static_cast<std::int64_t>(last));
         nulls[2] = !issued;
-        values[3] = Int64GetDatum(static_cast<std::int64_t>(
-            static_cast<std::int64_t>(time_of(last)) + state->epoch_unix_ms - unix_now_ms()));
+        const std::int64_t lead =
+            static_cast<std::int64_t>(time_of(last)) + state->epoch_unix_ms - unix_now_ms();
+        values[3] = Int64GetDatum(std::max<std::int64_t>(lead, 0));
         nulls[3] = !issued;
         values[4] = TimestampTzGetDatum(timestamptz_of_unix_ms(
             state->epoch_unix_ms + static_cast<std::int64_t>(lease)));

@@ -14,6 +14,7 @@ extern "C" {
 #include "storage/proc.h"
 #include "storage/shmem.h"
 #include "utils/guc.h"
+#include "utils/timestamp.h"
 
 PG_MODULE_MAGIC;
 
@@ -195,6 +196,15 @@ void startup_shared_memory() {
             shared->lease_epoch_unix_ms = lease.epoch_unix_ms;
         }
         init_state(shared->generator, exists && readable, lease.lease_ms);
+        const std::int64_t ahead_ms =
+            parsed_epoch_unix_ms + static_cast<std::int64_t>(lease.lease_ms) -
+            GetCurrentTimestamp() / 1000 - kUnixToPostgresMs;
+        if (exists && readable && ahead_ms > 0)
+            ereport(LOG, (errmsg("snowflake: ids continue after the lease high-water mark, "
+                                 "%lld ms ahead of the system clock",
+                                 static_cast<long long>(ahead_ms)),
+                          errdetail("After a crash, or a restart with the clock set back, ids "
+                                    "run ahead of the clock until it catches up.")));
     }
     LWLockRelease(AddinShmemInitLock);
     if (!IsUnderPostmaster) on_shmem_exit(shutdown_lease, 0);

@@ -1,0 +1,132 @@
+-- Decoding and time ranges: snowflake_decode, snowflake_to_timestamp,
+-- snowflake_from_timestamp, for bigint and snowflake ids, under the default
+-- epoch 2024-01-01 00:00:00+00.
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS snowflake;
+RESET client_min_messages;
+SET TimeZone = 'UTC';
+SET DateStyle = 'ISO, YMD';
+
+--
+-- The epoch's first millisecond
+--
+SELECT * FROM snowflake_decode(0);
+SELECT * FROM snowflake_decode(0::snowflake);
+SELECT snowflake_to_timestamp(0) AS bigint_zero, snowflake_to_timestamp(0::snowflake) AS snowflake_zero;
+SELECT snowflake_from_timestamp('2024-01-01 00:00:00+00') AS epoch_id,
+       snowflake_from_timestamp('2024-01-01 00:00:00.000999+00') AS epoch_sub_ms,
+       snowflake_from_timestamp('2024-01-01 00:00:00.001+00') AS next_ms,
+       pg_typeof(snowflake_from_timestamp('2024-01-01 00:00:00+00'));
+-- the last id of the first millisecond and the first of the second
+SELECT * FROM snowflake_decode(4194303);
+SELECT * FROM snowflake_decode(4194304);
+
+--
+-- The layout: (ms << 22) | (worker << 12) | sequence
+--
+SELECT * FROM snowflake_decode((123::bigint << 22) | (1 << 12) | 7);
+SELECT * FROM snowflake_decode(((123::bigint << 22) | (1023 << 12) | 4095)::snowflake);
+SELECT * FROM snowflake_decode(7167350074945572864);
+SELECT * FROM snowflake_decode(7167350074945572864::snowflake);
+SELECT snowflake_to_timestamp(7167350074945572864) AS ts,
+       '2024-01-01 00:00:00+00'::timestamptz + (7167350074945572864 >> 22) * interval '1 ms' AS by_arithmetic;
+-- decoding agrees with bit arithmetic over a spread of ids, for both argument types
+SELECT count(*) AS ids,
+       bool_and(d.ts = '2024-01-01 00:00:00+00'::timestamptz + (x >> 22) * interval '1 ms') AS ts_ok,
+       bool_and(d.worker_id = ((x >> 12) & 1023)) AS worker_ok,
+       bool_and(d.sequence = (x & 4095)) AS sequence_ok,
+       bool_and(snowflake_to_timestamp(x) = d.ts) AS to_timestamp_ok,
+       bool_and(snowflake_decode(x::snowflake) = snowflake_decode(x)) AS snowflake_arg_ok,
+       bool_and(snowflake_to_timestamp(x::snowflake) = d.ts) AS snowflake_to_timestamp_ok
+FROM (SELECT g::bigint * 1844674407370955 + g AS x
+      FROM generate_series(0, 4999) g) ids,
+     snowflake_decode(x) d;
+
+--
+-- The last millisecond: 2^41 - 1 ms after the epoch
+--
+SELECT '2024-01-01 00:00:00+00'::timestamptz + 2199023255551 * interval '1 ms' AS last_ms;
+SELECT * FROM snowflake_decode(9223372036854775807);
+SELECT * FROM snowflake_decode(9223372036854775807::snowflake);
+SELECT snowflake_to_timestamp(9223372036854775807) AS bigint_max,
+       snowflake_to_timestamp(9223372036854775807::snowflake) AS snowflake_max;
+SELECT snowflake_from_timestamp('2093-09-06 15:47:35.551+00') AS last_ms_id,
+       snowflake_from_timestamp('2093-09-06 15:47:35.551999+00') AS last_ms_sub_ms,
+       (2199023255551::bigint << 22) AS by_arithmetic;
+SELECT * FROM snowflake_decode(snowflake_from_timestamp('2093-09-06 15:47:35.551+00'));
+
+--
+-- Round trips
+--
+-- from_timestamp -> to_timestamp truncates to the millisecond
+SELECT t, snowflake_from_timestamp(t) AS id, snowflake_to_timestamp(snowflake_from_timestamp(t)) AS back
+FROM (VALUES ('2024-01-01 00:00:00+00'::timestamptz), ('2024-01-01 00:00:00.0005+00'),
+             ('2024-02-29 12:34:56.789+00'), ('2024-02-29 12:34:56.789999+00'),
+             ('2026-11-01 00:00:00+00'), ('2050-06-15 08:00:00.001+00'),
+             ('2093-09-06 15:47:35.551+00')) v(t);
+SELECT count(*) AS timestamps,
+       bool_and(snowflake_to_timestamp(snowflake_from_timestamp(t)) = date_trunc('milliseconds', t)) AS truncates,
+       bool_and((snowflake_decode(snowflake_from_timestamp(t))).worker_id = 0) AS worker_0,
+       bool_and((snowflake_decode(snowflake_from_timestamp(t))).sequence = 0) AS sequence_0
+FROM generate_series('2024-01-01 00:00:00+00'::timestamptz, '2093-09-01 00:00:00+00',
+                     interval '3 days 7 hours 11 minutes 13.017019 seconds') t;
+-- to_timestamp -> from_timestamp gives the smallest id of the id's millisecond
+SELECT count(*) AS ids,
+       bool_and(snowflake_from_timestamp(snowflake_to_timestamp(x)) = (x >> 22) << 22) AS floors,
+       bool_and(snowflake_from_timestamp(snowflake_to_timestamp(x::snowflake)) = (x >> 22) << 22) AS floors_snowflake
+FROM (SELECT g::bigint * 1844674407370955 + g AS x
+      FROM generate_series(0, 4999) g) ids;
+-- from_timestamp is monotonic: one step of 4194304 per millisecond
+SELECT count(*) AS steps,
+       bool_and(snowflake_from_timestamp(t + interval '1 ms') - snowflake_from_timestamp(t) = 4194304) AS one_ms_step,
+       bool_and(snowflake_from_timestamp(t + interval '999 microseconds') = snowflake_from_timestamp(t)) AS same_ms
+FROM generate_series('2024-03-01 00:00:00+00'::timestamptz, '2024-03-01 00:00:01+00', interval '1 ms') t;
+-- the time zone of the argument and the session do not matter
+SELECT snowflake_from_timestamp('2024-06-01 02:00:00+02') = snowflake_from_timestamp('2024-06-01 00:00:00+00') AS offset_ok;
+SET TimeZone = 'America/New_York';
+SELECT snowflake_from_timestamp('2024-06-01 00:00:00+00') AS id_new_york,
+       snowflake_to_timestamp(55082955571200000) = '2024-06-01 00:00:00+00' AS to_timestamp_ok;
+SET TimeZone = 'UTC';
+SELECT snowflake_from_timestamp('2024-06-01 00:00:00+00') AS id_utc;
+-- timestamp and date arguments are taken in the session time zone
+SELECT snowflake_from_timestamp('2024-06-01 00:00:00'::timestamp) AS from_timestamp,
+       snowflake_from_timestamp('2024-06-01'::date) AS from_date;
+
+--
+-- Errors: never a wrapped value
+--
+SELECT * FROM snowflake_decode(-1);
+SELECT * FROM snowflake_decode(-9223372036854775808);
+SELECT snowflake_to_timestamp(-1);
+SELECT snowflake_to_timestamp(-9223372036854775808);
+SELECT snowflake_from_timestamp('2023-12-31 23:59:59.999+00');
+SELECT snowflake_from_timestamp('2023-12-31 23:59:59.999999+00');
+SELECT snowflake_from_timestamp('1970-01-01 00:00:00+00');
+SELECT snowflake_from_timestamp('1999-12-31 23:59:59.9995+00');
+SELECT snowflake_from_timestamp('4713-01-01 00:00:00+00 BC');
+SELECT snowflake_from_timestamp('2093-09-06 15:47:35.552+00');
+SELECT snowflake_from_timestamp('2100-01-01 00:00:00+00');
+SELECT snowflake_from_timestamp('294276-12-31 23:59:59.999999+00');
+SELECT snowflake_from_timestamp('infinity');
+SELECT snowflake_from_timestamp('-infinity');
+-- NULL in, NULL out
+SELECT snowflake_decode(NULL::bigint) IS NULL AS decode_bigint, snowflake_decode(NULL::snowflake) IS NULL AS decode_snowflake,
+       snowflake_to_timestamp(NULL::bigint) IS NULL AS to_bigint, snowflake_to_timestamp(NULL::snowflake) IS NULL AS to_snowflake,
+       snowflake_from_timestamp(NULL) IS NULL AS from_null;
+
+--
+-- Function properties: IMMUTABLE STRICT PARALLEL SAFE, for bigint and snowflake
+--
+SELECT p.oid::regprocedure AS function, pg_get_function_result(p.oid) AS result,
+       p.provolatile, p.proisstrict, p.proparallel
+FROM pg_proc p
+WHERE p.proname IN ('snowflake_decode', 'snowflake_to_timestamp', 'snowflake_from_timestamp')
+ORDER BY p.oid::regprocedure::text;
+-- the output columns of snowflake_decode
+SELECT * FROM snowflake_decode(0) LIMIT 0;
+-- usable in an index expression (immutable)
+CREATE TABLE dec_t (id bigint);
+CREATE INDEX dec_t_ts ON dec_t (snowflake_to_timestamp(id));
+INSERT INTO dec_t VALUES (4194304), (7167350074945572864);
+SELECT id FROM dec_t WHERE snowflake_to_timestamp(id) >= '2025-01-01' ORDER BY id;
+DROP TABLE dec_t;

@@ -1,0 +1,134 @@
+-- The SQL surface as installed: functions (signature, result, volatility,
+-- strictness, parallel safety), the type, its casts, operators and operator
+-- classes. Runs on the preloaded instance (snowflake.worker_id = 7).
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS pgtap;
+CREATE EXTENSION IF NOT EXISTS snowflake;
+
+BEGIN;
+SELECT plan(92);
+
+-- functions: name, arguments, result, volatility, strictness, parallel safety
+CREATE TEMP TABLE expected_function (name name, args name[], returns text, volatility text)
+    ON COMMIT DROP;
+INSERT INTO expected_function VALUES
+    ('snowflake_nextval',        '{}',              'bigint',        'volatile'),
+    ('snowflake_nextvals',       '{bigint}',        'setof bigint',  'volatile'),
+    ('snowflake_status',         '{}',              'record',        'volatile'),
+    ('snowflake_decode',         '{bigint}',        'record',        'immutable'),
+    ('snowflake_decode',         '{snowflake}',     'record',        'immutable'),
+    ('snowflake_to_timestamp',   '{bigint}',        'timestamp with time zone', 'immutable'),
+    ('snowflake_to_timestamp',   '{snowflake}',     'timestamp with time zone', 'immutable'),
+    ('snowflake_from_timestamp', '{timestamp with time zone}', 'bigint',        'immutable');
+
+SELECT has_function(name, args, format('function %s(%s) exists', name, array_to_string(args, ', ')))
+  FROM expected_function ORDER BY name, args;
+SELECT function_returns(name, args, returns) FROM expected_function ORDER BY name, args;
+SELECT volatility_is(name, args, volatility) FROM expected_function ORDER BY name, args;
+SELECT is_strict(name, args) FROM expected_function ORDER BY name, args;
+SELECT is(p.proparallel, 's', format('%s is PARALLEL SAFE', p.oid::regprocedure))
+  FROM expected_function e
+  JOIN pg_proc p ON p.oid = format('%I(%s)', e.name, array_to_string(e.args, ','))::regprocedure
+ ORDER BY e.name, e.args;
+
+SELECT is(pg_get_function_arguments('snowflake_decode(bigint)'::regprocedure),
+          'id bigint, OUT ts timestamp with time zone, OUT worker_id integer, OUT sequence integer',
+          'snowflake_decode(bigint) returns (ts, worker_id, sequence)');
+SELECT is(pg_get_function_arguments('snowflake_decode(snowflake)'::regprocedure),
+          'id snowflake, OUT ts timestamp with time zone, OUT worker_id integer, OUT sequence integer',
+          'snowflake_decode(snowflake) returns (ts, worker_id, sequence)');
+SELECT has_view('snowflake_status', 'view snowflake_status exists');
+SELECT columns_are('snowflake_status',
+    ARRAY['worker_id', 'epoch', 'last_id', 'lead_ms', 'lease_until', 'clock_regressions',
+          'borrowed_ms', 'waits', 'lease_extensions', 'generating'],
+    'snowflake_status shows worker id, epoch, position and counters');
+
+-- the type: 8 bytes, by value, int8's alignment, numeric category
+SELECT has_type('snowflake', 'type snowflake exists');
+SELECT results_eq(
+    $$SELECT typlen::int, typbyval, typalign::text, typcategory::text, typtype::text
+        FROM pg_type WHERE oid = 'snowflake'::regtype$$,
+    $$VALUES (8, true, 'd', 'N', 'b')$$,
+    'snowflake is a base type of 8 bytes, passed by value, like int8');
+SELECT is((SELECT typsend::text FROM pg_type WHERE oid = 'snowflake'::regtype), 'snowflake_send',
+          'snowflake has a binary send function');
+SELECT is((SELECT typreceive::text FROM pg_type WHERE oid = 'snowflake'::regtype), 'snowflake_recv',
+          'snowflake has a binary receive function');
+SELECT is(int8send(12345), snowflake_send('12345'), 'the wire form of a snowflake is int8''s');
+
+-- casts: all assignment casts, none implicit (no two paths for operators)
+SELECT has_cast('bigint', 'snowflake', 'snowflake', 'cast bigint -> snowflake exists');
+SELECT has_cast('integer', 'snowflake', 'snowflake', 'cast integer -> snowflake exists');
+SELECT has_cast('snowflake', 'bigint', 'cast snowflake -> bigint exists');
+SELECT cast_context_is('bigint', 'snowflake', 'assignment');
+SELECT cast_context_is('integer', 'snowflake', 'assignment');
+SELECT cast_context_is('snowflake', 'bigint', 'assignment');
+SELECT is((SELECT castmethod::text FROM pg_cast
+            WHERE castsource = 'snowflake'::regtype AND casttarget = 'bigint'::regtype),
+          'b', 'snowflake -> bigint is binary-coercible (no function)');
+SELECT is_empty(
+    $$SELECT castsource::regtype, casttarget::regtype FROM pg_cast
+       WHERE (castsource = 'snowflake'::regtype OR casttarget = 'snowflake'::regtype)
+         AND castcontext = 'i'$$,
+    'no implicit cast to or from snowflake');
+SELECT is(42::bigint::snowflake::text, '42', 'bigint -> snowflake cast keeps the value');
+SELECT is(42::snowflake::bigint, 42::bigint, 'snowflake -> bigint cast keeps the value');
+SELECT throws_ok('SELECT (-1)::bigint::snowflake', '22003',
+                 'snowflake id must not be negative: -1', 'negative bigint -> snowflake is refused');
+SELECT throws_ok('SELECT (-1)::integer::snowflake', '22003',
+                 'snowflake id must not be negative: -1', 'negative integer -> snowflake is refused');
+
+-- operators: = <> < <= > >= for snowflake x snowflake, snowflake x bigint, bigint x snowflake
+SELECT has_operator(l, op, r, 'boolean', format('operator %s(%s, %s) exists', op, l, r))
+  FROM (VALUES ('snowflake', 'snowflake'), ('snowflake', 'bigint'), ('bigint', 'snowflake')) AS s(l, r)
+ CROSS JOIN unnest(ARRAY['=', '<>', '<', '<=', '>', '>=']) AS op
+ ORDER BY l DESC, r DESC, op;
+SELECT is_empty(
+    $$SELECT o.oid::regoperator FROM pg_operator o JOIN pg_proc p ON p.oid = o.oprcode
+       WHERE (o.oprleft = 'snowflake'::regtype OR o.oprright = 'snowflake'::regtype)
+         AND o.oprname IN ('=', '<>', '<', '<=', '>', '>=') AND NOT p.proleakproof$$,
+    'every comparison operator with snowflake is leakproof');
+SELECT is(count(*)::int, 18, 'there are 18 comparison operators with snowflake')
+  FROM pg_operator WHERE oprleft = 'snowflake'::regtype OR oprright = 'snowflake'::regtype;
+SELECT lives_ok($$SELECT '5'::snowflake = 5, 5 = '5'::snowflake, '5'::snowflake < 6::bigint,
+                         6::bigint > '5'::snowflake, '5'::snowflake <> '6'::snowflake$$,
+                'comparisons with integer literals and bigint resolve without ambiguity');
+SELECT ok('5'::snowflake < 6 AND 6::bigint >= '6'::snowflake AND '7'::snowflake = 7::bigint
+          AND NOT ('7'::snowflake <> 7), 'comparisons with bigint give the right answers');
+
+-- operator classes: default btree, hash and brin for snowflake
+SELECT has_opclass('snowflake_ops', 'operator class snowflake_ops exists');
+SELECT has_opclass('snowflake_minmax_ops', 'operator class snowflake_minmax_ops exists');
+SELECT results_eq(
+    $$SELECT a.amname::text COLLATE "default", c.opcname::text COLLATE "default", c.opcdefault
+        FROM pg_opclass c JOIN pg_am a ON a.oid = c.opcmethod
+       WHERE c.opcintype = 'snowflake'::regtype ORDER BY a.amname$$,
+    $$VALUES ('brin', 'snowflake_minmax_ops', true), ('btree', 'snowflake_ops', true),
+             ('hash', 'snowflake_ops', true)$$,
+    'snowflake has default btree, hash and brin operator classes');
+SELECT results_eq(
+    $$SELECT amproclefttype::regtype::text, amprocrighttype::regtype::text, amprocnum::int
+        FROM pg_amproc
+       WHERE amprocfamily = (SELECT oid FROM pg_opfamily
+                              WHERE opfname = 'snowflake_ops'
+                                AND opfmethod = (SELECT oid FROM pg_am WHERE amname = 'btree'))
+       ORDER BY 1, 2, 3$$,
+    $$VALUES ('bigint', 'bigint', 1), ('bigint', 'bigint', 2), ('bigint', 'snowflake', 1),
+             ('snowflake', 'bigint', 1), ('snowflake', 'snowflake', 1), ('snowflake', 'snowflake', 2),
+             ('snowflake', 'snowflake', 4)$$,
+    'the btree family compares snowflake with bigint, has sort support and equalimage');
+SELECT is((SELECT count(*)::int FROM pg_amop
+            WHERE amopfamily = (SELECT oid FROM pg_opfamily
+                                 WHERE opfname = 'snowflake_ops'
+                                   AND opfmethod = (SELECT oid FROM pg_am WHERE amname = 'hash'))
+              AND amopstrategy = 1),
+          4, 'the hash family holds = for snowflake, bigint and both mixes');
+SELECT has_function('min', ARRAY['snowflake'], 'aggregate min(snowflake) exists');
+SELECT has_function('max', ARRAY['snowflake'], 'aggregate max(snowflake) exists');
+SELECT is(snowflake_hash('123456789'), hashint8(123456789),
+          'snowflake hashes like bigint (hash-compatible)');
+SELECT is(snowflake_hash_extended('123456789', 42), hashint8extended(123456789, 42),
+          'snowflake extended hash is bigint''s');
+
+SELECT * FROM finish();
+ROLLBACK;

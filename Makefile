@@ -9,7 +9,7 @@ SHLIB_LINK = -lstdc++
 
 # pg_regress (sql/*.sql against expected/*.out) on a temporary, preloaded instance.
 REGRESS = type decode generate
-REGRESS_OPTS = --temp-instance=tmp_check/regress --temp-config=test/regress.conf
+REGRESS_OPTS = --temp-instance=tmp_check --temp-config=test/regress.conf
 
 # No LLVM JIT bitcode: it would need clang for the C++ sources.
 override with_llvm = no

@@ -130,3 +130,7 @@ CREATE INDEX dec_t_ts ON dec_t (snowflake_to_timestamp(id));
 INSERT INTO dec_t VALUES (4194304), (7167350074945572864);
 SELECT id FROM dec_t WHERE snowflake_to_timestamp(id) >= '2025-01-01' ORDER BY id;
 DROP TABLE dec_t;
+-- a quoted id (as JSON carries it) resolves to the snowflake overloads
+SELECT * FROM snowflake_decode('7167350074945572864');
+SELECT snowflake_to_timestamp('7167350074945572864');
+SELECT snowflake_to_timestamp('-1');

@@ -37,7 +37,10 @@ CREATE FUNCTION snowflake_send(snowflake) RETURNS bytea
 CREATE TYPE snowflake (
     INPUT = snowflake_in, OUTPUT = snowflake_out,
     RECEIVE = snowflake_recv, SEND = snowflake_send,
-    LIKE = pg_catalog.int8, CATEGORY = 'N'
+    LIKE = pg_catalog.int8,
+    -- the string category, so that a quoted id (as JSON gives it) resolves to snowflake
+    -- where a function takes snowflake or bigint
+    CATEGORY = 'S'
 );
 COMMENT ON TYPE snowflake IS '64-bit time-ordered id; text is the decimal id';
 
@@ -50,6 +53,8 @@ CREATE FUNCTION snowflake(integer) RETURNS snowflake
 CREATE CAST (bigint AS snowflake) WITH FUNCTION snowflake(bigint) AS ASSIGNMENT;
 CREATE CAST (integer AS snowflake) WITH FUNCTION snowflake(integer) AS ASSIGNMENT;
 CREATE CAST (snowflake AS bigint) WITHOUT FUNCTION AS ASSIGNMENT;
+CREATE FUNCTION snowflake_to_integer(snowflake) RETURNS integer AS 'int84' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE;
+CREATE CAST (snowflake AS integer) WITH FUNCTION snowflake_to_integer(snowflake) AS ASSIGNMENT;
 
 -- comparison functions: int8's own, as the bits are int8's
 
@@ -143,6 +148,17 @@ CREATE OPERATOR CLASS snowflake_minmax_ops DEFAULT FOR TYPE snowflake USING brin
     FUNCTION 2 brin_minmax_add_value(internal, internal, internal, internal),
     FUNCTION 3 brin_minmax_consistent(internal, internal, internal),
     FUNCTION 4 brin_minmax_union(internal, internal, internal);
+
+ALTER OPERATOR FAMILY snowflake_minmax_ops USING brin ADD
+    OPERATOR 1 < (snowflake, bigint), OPERATOR 2 <= (snowflake, bigint), OPERATOR 3 = (snowflake, bigint),
+    OPERATOR 4 >= (snowflake, bigint), OPERATOR 5 > (snowflake, bigint);
+
+-- aggregates
+
+CREATE FUNCTION snowflake_larger(snowflake, snowflake) RETURNS snowflake AS 'int8larger' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION snowflake_smaller(snowflake, snowflake) RETURNS snowflake AS 'int8smaller' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE;
+CREATE AGGREGATE max(snowflake) (SFUNC = snowflake_larger, STYPE = snowflake, COMBINEFUNC = snowflake_larger, SORTOP = >, PARALLEL = SAFE);
+CREATE AGGREGATE min(snowflake) (SFUNC = snowflake_smaller, STYPE = snowflake, COMBINEFUNC = snowflake_smaller, SORTOP = <, PARALLEL = SAFE);
 
 -- decoding: for bigint and snowflake alike, honouring snowflake.epoch
 

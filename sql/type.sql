@@ -451,3 +451,15 @@ SET enable_hashagg = off;
 SELECT count(*) FROM (SELECT DISTINCT id FROM (SELECT id FROM join_s UNION ALL SELECT id FROM join_s) u) d;
 RESET enable_hashagg;
 DROP TABLE join_s, join_b;
+-- snowflake -> integer, refusing what does not fit
+SELECT 2147483647::snowflake::integer AS fits, pg_typeof(5::snowflake::integer);
+SELECT 2147483648::snowflake::integer;
+-- min and max aggregates, also by index
+SELECT min(x::snowflake), max(x::snowflake), pg_typeof(max(x::snowflake)) FROM generate_series(1, 10) x;
+SELECT min(x::snowflake), max(x::snowflake) FROM generate_series(1, 0) x;
+CREATE TABLE agg_t (id snowflake PRIMARY KEY);
+INSERT INTO agg_t SELECT x FROM generate_series(1, 1000) x;
+ANALYZE agg_t;
+EXPLAIN (COSTS OFF) SELECT max(id) FROM agg_t;
+SELECT max(id), min(id) FROM agg_t;
+DROP TABLE agg_t;

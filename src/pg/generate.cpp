@@ -192,7 +192,8 @@ SNOWFLAKE_FUNCTION(snowflake_status) {
     nulls[0] = worker_id_setting < 0;
     values[1] = TimestampTzGetDatum(timestamptz_of_unix_ms(epoch_unix_ms()));
     if (state == nullptr) {
-        for (int i = 2; i < 10; ++i) nulls[i] = true;
+        for (int i = 2; i < 9; ++i) nulls[i] = true;
+        values[9] = BoolGetDatum(false);
     } else {
         const GeneratorState& g = state->generator;
         const std::uint64_t last = g.last_id.load();

@@ -77,7 +77,11 @@ void define_settings() {
     DefineCustomStringVariable(
         "snowflake.epoch", "The instant ids count milliseconds from (UTC).",
         "Fixed for the life of the data: ids made under another epoch do not sort with these.",
-        &epoch_setting, kDefaultEpoch, PGC_POSTMASTER, 0, check_epoch, assign_epoch, nullptr);
+        &epoch_setting, kDefaultEpoch,
+        // A library loaded after start-up may not define postmaster settings;
+        // without preloading there is no generator, only decoding.
+        process_shared_preload_libraries_in_progress ? PGC_POSTMASTER : PGC_SIGHUP, 0,
+        check_epoch, assign_epoch, nullptr);
     DefineCustomIntVariable(
         "snowflake.max_lead", "How far ids may run ahead of the clock when borrowing.",
         "Past it, snowflake_nextval() waits for the clock.", &max_lead_setting, 1000, 0, 3600000,

@@ -43,13 +43,13 @@ SELECT columns_are('snowflake_status',
           'borrowed_ms', 'waits', 'lease_extensions', 'generating'],
     'snowflake_status shows worker id, epoch, position and counters');
 
--- the type: 8 bytes, by value, int8's alignment, numeric category
+-- the type: 8 bytes, by value, int8's alignment, string category
 SELECT has_type('snowflake', 'type snowflake exists');
 SELECT results_eq(
     $$SELECT typlen::int, typbyval, typalign::text, typcategory::text, typtype::text
         FROM pg_type WHERE oid = 'snowflake'::regtype$$,
-    $$VALUES (8, true, 'd', 'N', 'b')$$,
-    'snowflake is a base type of 8 bytes, passed by value, like int8');
+    $$VALUES (8, true, 'd', 'S', 'b')$$,
+    'snowflake is a base type of 8 bytes, passed by value, like int8, in the string category (quoted ids resolve to it)');
 SELECT is((SELECT typsend::text FROM pg_type WHERE oid = 'snowflake'::regtype), 'snowflake_send',
           'snowflake has a binary send function');
 SELECT is((SELECT typreceive::text FROM pg_type WHERE oid = 'snowflake'::regtype), 'snowflake_recv',

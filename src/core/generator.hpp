@@ -25,7 +25,7 @@ struct GeneratorState {
     std::atomic<std::uint64_t> last_id;     // highest id issued (or the restart floor)
     std::atomic<std::uint64_t> clock_high;  // highest clock reading seen, ms since epoch
     std::atomic<std::uint64_t> lease_ms;    // durable: ids up to this time may be issued
-    std::atomic<std::uint32_t> in_regression;  // 1 while the clock reads below clock_high
+    std::atomic<std::uint32_t> in_regression;  // odd while the clock reads below clock_high
     std::atomic<std::uint64_t> regressions;    // clock-regression events seen
     std::atomic<std::uint64_t> borrowed_ms;    // ms taken ahead of the clock
     std::atomic<std::uint64_t> waits;          // calls that waited for the clock
@@ -58,7 +58,10 @@ inline void init_state(GeneratorState& state, bool has_floor, std::uint64_t floo
     // The floor counts as a clock reading: after a restart with the clock set
     // back, ids continue from it without waiting for the clock to catch up.
     const std::uint64_t start = has_floor ? std::min(floor_ms + 1, kMaxTime) : 0;
-    state.last_id.store(has_floor ? compose(start, 0, 0) - 1 : 0);
+    // Above every id of the floor's ms, of any worker; at kMaxTime that is kMaxId
+    // (nothing left to issue), not an id of kMaxTime again.
+    state.last_id.store(has_floor ? compose(std::min(floor_ms, kMaxTime), kMaxWorker, kMaxSequence)
+                                  : 0);
     state.clock_high.store(start);
     state.lease_ms.store(has_floor ? floor_ms : 0);
     state.in_regression.store(0);
@@ -89,6 +92,10 @@ Reservation reserve(GeneratorState& state, const Config& config, std::uint64_t w
     Reservation r;
     // clock_high is read before the clock, so a reading below it proves the
     // clock went back (and is not another caller's later reading racing ours).
+    // in_regression too: it only changes by a CAS from the value read before
+    // the clock, so a reading that another caller's report or catch-up has
+    // overtaken (a caller preempted around a step) changes nothing.
+    const std::uint32_t regression = state.in_regression.load(std::memory_order_acquire);
     const std::uint64_t seen = state.clock_high.load(std::memory_order_acquire);
     const std::int64_t unix_ms = read_clock();
     if (unix_ms < config.epoch_unix_ms) {
@@ -101,19 +108,21 @@ Reservation reserve(GeneratorState& state, const Config& config, std::uint64_t w
         return r;
     }
     if (now < seen) {
-        // One log line and one count per event: the caller that flips the flag.
-        std::uint32_t expected = 0;
-        if (state.in_regression.load(std::memory_order_relaxed) == 0 &&
-            state.in_regression.compare_exchange_strong(expected, 1)) {
+        // One log line and one count per event: the caller that opens it.
+        std::uint32_t expected = regression;
+        if (regression % 2 == 0 &&
+            state.in_regression.compare_exchange_strong(expected, regression + 1)) {
             state.regressions.fetch_add(1, std::memory_order_relaxed);
             r.regression_ms = seen - now;
         }
-    } else if (now > seen) {
+    } else {
+        // Caught up (reading clock_high again counts): a later step back is a new event.
         std::uint64_t high = seen;
         while (high < now && !state.clock_high.compare_exchange_weak(high, now)) {
         }
-        if (state.in_regression.load(std::memory_order_relaxed) != 0)
-            state.in_regression.store(0, std::memory_order_relaxed);
+        std::uint32_t expected = regression;
+        if (regression % 2 != 0)
+            state.in_regression.compare_exchange_strong(expected, regression + 1);
     }
     const std::uint64_t limit_ms = std::min(std::max(seen, now) + config.max_lead_ms, kMaxTime);
 

@@ -82,6 +82,8 @@ bool parse_timestamp(const char* text, std::int64_t& unix_ms) noexcept {
         }
     }
     int offset_minutes = 0;
+    if (*p == ' ' && (p[1] == 'Z' || p[1] == 'U' || p[1] == '+' || p[1] == '-'))
+        ++p;  // '... 00:00:00 UTC', '... 00:00:00 +00', as PostgreSQL accepts
     if (*p == 'Z') {
         ++p;
     } else if (std::strncmp(p, "UTC", 3) == 0) {
@@ -128,7 +130,12 @@ bool parse_lease(const char* text, std::size_t length, Lease& lease) noexcept {
     p += sizeof kMiddle - 1;
     if (!unsigned_decimal(p, kMaxTime, lease_ms, overflow) || overflow) return false;
     if (std::strcmp(p, "\n") != 0) return false;
-    lease = Lease{static_cast<std::int64_t>(epoch), lease_ms};
+    // Exactly what format_lease writes: no leading zeros, nothing after a NUL.
+    const Lease parsed{static_cast<std::int64_t>(epoch), lease_ms};
+    char written[kLeaseTextMax];
+    if (format_lease(parsed, written) != length || std::memcmp(written, text, length) != 0)
+        return false;
+    lease = parsed;
     return true;
 }
 

@@ -13,7 +13,7 @@ enum class ParseResult : std::uint8_t { Ok, Syntax, OutOfRange };
 // Decimal digits only, 0..2^63-1: no sign, no spaces, not empty.
 ParseResult parse_id(const char* text, std::uint64_t& id) noexcept;
 
-// 'YYYY-MM-DD[( |T)HH:MM[:SS[.fff]]][Z|UTC|+HH[:MM]|-HH[:MM]]', UTC unless an
+// 'YYYY-MM-DD[( |T)HH:MM[:SS[.fff]]][[ ](Z|UTC|+HH[:MM]|-HH[:MM])]', UTC unless an
 // offset is given, years 1970..9999. Sets ms since 1970-01-01 00:00:00 UTC.
 bool parse_timestamp(const char* text, std::int64_t& unix_ms) noexcept;
 

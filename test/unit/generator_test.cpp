@@ -1,0 +1,485 @@
+// The generator, single-threaded, driven by a fake clock.
+#include "helpers.hpp"
+
+#include <gtest/gtest.h>
+
+#include <limits>
+#include <vector>
+
+namespace snowflake {
+namespace {
+
+using test::kDefaultEpoch;
+
+constexpr std::uint64_t kT = 10'000'000;  // a "now": ms since the epoch
+constexpr std::uint64_t kHour = 3'600'000;
+
+class Generator : public testing::Test {
+protected:
+    GeneratorState state{};
+    Config config{kDefaultEpoch, /*worker_id=*/5, /*max_lead_ms=*/10, /*lease_span_ms=*/100};
+    std::int64_t clock_unix_ms = kDefaultEpoch + static_cast<std::int64_t>(kT);
+    std::uint64_t last_granted = 0;  // highest id handed out so far (or issued before a restart)
+
+    void SetUp() override {
+        init_state(state, false, 0);
+        state.lease_ms.store(kMaxTime);  // tests of the lease set it themselves
+    }
+
+    void set_clock(std::uint64_t ms_since_epoch) {
+        clock_unix_ms = kDefaultEpoch + static_cast<std::int64_t>(ms_since_epoch);
+    }
+
+    // One reserve() on the fake clock; a grant must be above everything granted before.
+    Reservation call(std::uint64_t wanted = 1) {
+        const std::uint64_t last_before = state.last_id.load();
+        const Reservation r = reserve(state, config, wanted, [this] { return clock_unix_ms; });
+        if (r.status == Status::Granted) {
+            EXPECT_GE(r.count, 1u);
+            EXPECT_LE(r.count, wanted);
+            EXPECT_GT(r.first, last_granted) << "a smaller or duplicate id";
+            EXPECT_EQ(decompose(r.first).worker_id, config.worker_id);
+            last_granted = advance(r.first, r.count - 1);
+            EXPECT_EQ(state.last_id.load(), last_granted);
+        } else {
+            EXPECT_EQ(state.last_id.load(), last_before) << "a refusal issued ids";
+        }
+        return r;
+    }
+
+    // One id, which must be granted.
+    Fields next() {
+        const Reservation r = call();
+        EXPECT_EQ(r.status, Status::Granted);
+        return decompose(r.first);
+    }
+
+    // n single ids, each granted with no new regression reported; false on the first refusal.
+    bool take(std::uint64_t n) {
+        for (std::uint64_t i = 0; i < n; ++i) {
+            const Reservation r = call();
+            if (r.status != Status::Granted || r.regression_ms != 0) {
+                ADD_FAILURE() << "call " << i << " of " << n << ": " << status_name(r.status)
+                              << ", regression_ms " << r.regression_ms;
+                return false;
+            }
+        }
+        return true;
+    }
+
+    Fields last() const { return decompose(last_granted); }
+};
+
+TEST_F(Generator, IdCarriesTheCurrentMs) {
+    EXPECT_EQ(next(), (Fields{kT, 5, 0}));
+    EXPECT_EQ(next(), (Fields{kT, 5, 1}));
+    set_clock(kT + 7);
+    EXPECT_EQ(next(), (Fields{kT + 7, 5, 0}));
+    EXPECT_EQ(state.clock_high.load(), kT + 7);
+    EXPECT_EQ(state.borrowed_ms.load(), 0u);
+    EXPECT_EQ(state.regressions.load(), 0u);
+}
+
+TEST_F(Generator, IdsStrictlyIncreaseAndFollowTheClock) {
+    // 3000 ids per ms fit in the sequence: every id carries exactly the clock's ms.
+    for (std::uint64_t i = 0; i < 60'000; ++i) {
+        const std::uint64_t now = kT + i / 3000;
+        set_clock(now);
+        const Reservation r = call();
+        ASSERT_EQ(r.status, Status::Granted);
+        ASSERT_EQ(time_of(r.first), now) << i;
+    }
+    EXPECT_EQ(state.borrowed_ms.load(), 0u);
+}
+
+TEST_F(Generator, BorrowsNextMsThenWaitsForTheClockAtMaxLead) {
+    config.max_lead_ms = 3;
+    ASSERT_TRUE(take(kIdsPerMs));
+    EXPECT_EQ(last(), (Fields{kT, 5, 4095}));
+    EXPECT_EQ(state.borrowed_ms.load(), 0u);
+
+    EXPECT_EQ(next(), (Fields{kT + 1, 5, 0})) << "4097th id of a ms borrows the next";
+    EXPECT_EQ(state.borrowed_ms.load(), 1u);
+
+    // Through the end of kT + max_lead, then the lead is used up.
+    ASSERT_TRUE(take(3 * kIdsPerMs - 1));
+    EXPECT_EQ(last(), (Fields{kT + 3, 5, 4095}));
+    EXPECT_EQ(state.borrowed_ms.load(), 3u);
+    Reservation r = call();
+    ASSERT_EQ(r.status, Status::WaitForClock);
+    EXPECT_EQ(r.wait_until_ms, kT + 1);
+    EXPECT_EQ(call(1000).status, Status::WaitForClock) << "a batch waits too";
+
+    // Once the clock reads wait_until_ms, generation goes on.
+    set_clock(r.wait_until_ms);
+    EXPECT_EQ(next(), (Fields{kT + 4, 5, 0}));
+    EXPECT_EQ(state.borrowed_ms.load(), 4u);
+    ASSERT_TRUE(take(kIdsPerMs - 1));
+    r = call();
+    ASSERT_EQ(r.status, Status::WaitForClock);
+    EXPECT_EQ(r.wait_until_ms, kT + 2);
+}
+
+TEST_F(Generator, ZeroLeadWaitsForEveryNextMs) {
+    config.max_lead_ms = 0;
+    ASSERT_TRUE(take(kIdsPerMs));
+    const Reservation r = call();
+    ASSERT_EQ(r.status, Status::WaitForClock);
+    EXPECT_EQ(r.wait_until_ms, kT + 1);
+    set_clock(kT + 1);
+    EXPECT_EQ(next(), (Fields{kT + 1, 5, 0}));
+    EXPECT_EQ(state.borrowed_ms.load(), 0u);
+}
+
+// The clock steps back by GetParam() ms while running.
+class GeneratorClockBack : public Generator, public testing::WithParamInterface<std::uint64_t> {};
+
+TEST_P(GeneratorClockBack, KeepsTheLastTimeAndCountsOncePerEvent) {
+    const std::uint64_t step = GetParam();
+    ASSERT_TRUE(take(10));
+
+    set_clock(kT - step);
+    Reservation r = call();
+    ASSERT_EQ(r.status, Status::Granted) << "no waiting because the clock went back";
+    EXPECT_EQ(decompose(r.first), (Fields{kT, 5, 10})) << "ids keep the last time";
+    EXPECT_EQ(r.regression_ms, step);
+    EXPECT_EQ(state.regressions.load(), 1u);
+    EXPECT_EQ(state.clock_high.load(), kT) << "the highest reading stays";
+
+    // Still behind, even moving forward: same event, counting on through the
+    // sequence into borrowed ms (take() fails on any regression_ms > 0).
+    ASSERT_TRUE(take(5000));
+    set_clock(kT - step + 1);
+    ASSERT_TRUE(take(5000));
+    EXPECT_EQ(last(), (Fields{kT + 2, 5, 10 + 1 + 10'000 - 2 * 4096 - 1}));
+    EXPECT_EQ(state.regressions.load(), 1u);
+
+    // Behind the clock the lead still counts from the highest reading.
+    r = call(std::numeric_limits<std::uint64_t>::max());
+    ASSERT_EQ(r.status, Status::Granted);
+    EXPECT_EQ(last(), (Fields{kT + config.max_lead_ms, 5, 4095}));
+    r = call();
+    ASSERT_EQ(r.status, Status::WaitForClock);
+    EXPECT_EQ(r.wait_until_ms, kT + 1);
+    EXPECT_EQ(r.regression_ms, 0u);
+
+    // The clock catches up: ids follow it again, nothing counted.
+    set_clock(kT + 20);
+    EXPECT_EQ(next(), (Fields{kT + 20, 5, 0}));
+    EXPECT_EQ(state.regressions.load(), 1u);
+
+    // A second step back is a new event.
+    set_clock(kT + 20 - step);
+    r = call();
+    ASSERT_EQ(r.status, Status::Granted);
+    EXPECT_EQ(decompose(r.first), (Fields{kT + 20, 5, 1}));
+    EXPECT_EQ(r.regression_ms, step);
+    EXPECT_EQ(state.regressions.load(), 2u);
+    ASSERT_TRUE(take(100));
+}
+
+INSTANTIATE_TEST_SUITE_P(Steps, GeneratorClockBack,
+                         testing::Values(std::uint64_t{2}, std::uint64_t{5}, std::uint64_t{999},
+                                         kHour),
+                         [](const testing::TestParamInfo<std::uint64_t>& info) {
+                             return std::to_string(info.param) + "ms";
+                         });
+
+TEST_F(Generator, ClockBackAfterCatchingUpExactlyIsANewEvent) {
+    ASSERT_TRUE(take(3));
+    set_clock(kT - 5);
+    EXPECT_EQ(call().regression_ms, 5u);
+    set_clock(kT);  // reads the highest value again: caught up
+    ASSERT_TRUE(take(3));
+    set_clock(kT - 3);
+    EXPECT_EQ(call().regression_ms, 3u);
+    EXPECT_EQ(state.regressions.load(), 2u);
+}
+
+// Interleavings of two callers, made deterministic: the clock callable of the
+// outer reserve() runs other callers' reserve() between the outer caller's
+// load of the state and its use of the reading, as a preempted backend would.
+TEST_F(Generator, ReadingTakenBeforeAStepBackDoesNotEndTheEvent) {
+    ASSERT_TRUE(take(1));  // clock_high = kT
+    std::vector<std::uint64_t> reported;
+    auto behind = [&] {   // another caller, on the clock stepped back 50 ms
+        const Reservation r = reserve(state, config, 1, [&] { return clock_unix_ms; });
+        EXPECT_EQ(r.status, Status::Granted);
+        if (r.regression_ms) reported.push_back(r.regression_ms);
+    };
+    // The outer caller read kT + 1 just before the step; meanwhile another saw the step.
+    const Reservation r = reserve(state, config, 1, [&] {
+        set_clock(kT - 50);
+        behind();
+        return kDefaultEpoch + static_cast<std::int64_t>(kT) + 1;
+    });
+    ASSERT_EQ(r.status, Status::Granted);
+    behind();  // still the same step back
+    behind();
+    EXPECT_EQ(reported, (std::vector<std::uint64_t>{50}));
+    EXPECT_EQ(state.regressions.load(), 1u);
+}
+
+TEST_F(Generator, ReadingTakenDuringAStepBackReportedByAnotherIsNotANewEvent) {
+    ASSERT_TRUE(take(1));
+    std::uint64_t reports = 0;
+    auto other = [&](std::uint64_t clock_ms) {
+        set_clock(clock_ms);
+        const Reservation r = reserve(state, config, 1, [&] { return clock_unix_ms; });
+        EXPECT_EQ(r.status, Status::Granted);
+        reports += r.regression_ms != 0;
+    };
+    // The outer caller read kT - 50 and was delayed while another caller
+    // reported that step and a third saw the clock catch up.
+    const Reservation r = reserve(state, config, 1, [&] {
+        other(kT - 50);
+        other(kT + 5);
+        return kDefaultEpoch + static_cast<std::int64_t>(kT) - 50;
+    });
+    ASSERT_EQ(r.status, Status::Granted);
+    EXPECT_EQ(r.regression_ms, 0u) << "reported twice";
+    EXPECT_EQ(reports, 1u);
+    EXPECT_EQ(state.regressions.load(), 1u);
+    other(kT - 10);  // a real second step back is still seen
+    EXPECT_EQ(reports, 2u);
+    EXPECT_EQ(state.regressions.load(), 2u);
+}
+
+TEST_F(Generator, NeedLeaseUntilTheLeaseCoversTheId) {
+    state.lease_ms.store(kT - 1);
+    Reservation r = call();
+    ASSERT_EQ(r.status, Status::NeedLease);
+    EXPECT_EQ(r.lease_needed_ms, kT);
+
+    // A lease reaching exactly kT allows kT's ids, not more.
+    state.lease_ms.store(kT);
+    r = call(10'000);
+    ASSERT_EQ(r.status, Status::Granted);
+    EXPECT_EQ(r.count, kIdsPerMs) << "a batch stops at the lease";
+    EXPECT_TRUE(r.lease_low);
+    r = call();
+    ASSERT_EQ(r.status, Status::NeedLease);
+    EXPECT_EQ(r.lease_needed_ms, kT + 1);
+
+    // lease_target: past the later of the last id and the clock, by lead + span.
+    EXPECT_EQ(lease_target(state, config), kT + 10 + 100);
+    state.lease_ms.store(lease_target(state, config));
+    r = call();
+    ASSERT_EQ(r.status, Status::Granted);
+    EXPECT_EQ(decompose(r.first), (Fields{kT + 1, 5, 0}));
+    EXPECT_FALSE(r.lease_low);
+    ASSERT_TRUE(take(kIdsPerMs * 3));  // borrowing: the last id is ahead of the clock
+    EXPECT_EQ(time_of(last_granted), kT + 4);
+    EXPECT_EQ(lease_target(state, config), kT + 4 + 10 + 100);
+    set_clock(kT + 50);
+    ASSERT_TRUE(take(1));
+    EXPECT_EQ(lease_target(state, config), kT + 50 + 10 + 100);
+}
+
+TEST_F(Generator, LeaseLowTurnsOnInsideHalfASpanPastTheLead) {
+    // Low when last_ms + max_lead + span / 2 > lease_ms (here: last + 60).
+    EXPECT_FALSE(lease_is_low(kT, kT + 60, config));
+    EXPECT_TRUE(lease_is_low(kT, kT + 59, config));
+    EXPECT_FALSE(lease_is_low(0, 60, config));
+    EXPECT_TRUE(lease_is_low(kT, 0, config));
+
+    state.lease_ms.store(kT + 60);
+    EXPECT_FALSE(call().lease_low);
+    set_clock(kT + 1);
+    EXPECT_TRUE(call().lease_low);
+}
+
+TEST_F(Generator, LeaseTargetStopsAtTheEndOfTime) {
+    set_clock(kMaxTime - 5);
+    ASSERT_TRUE(take(1));
+    EXPECT_EQ(lease_target(state, config), kMaxTime);
+}
+
+class GeneratorRestart : public Generator, public testing::WithParamInterface<std::uint32_t> {
+protected:
+    static constexpr std::uint64_t kFloor = kT;  // every id issued before has time <= kFloor
+
+    void SetUp() override {
+        config.worker_id = GetParam();
+        init_state(state, true, kFloor);
+        last_granted = compose(kFloor, kMaxWorker, kMaxSequence);  // above any id issued before
+    }
+};
+
+TEST_P(GeneratorRestart, ContinuesAboveTheFloorWithTheClockSetBackAnHour) {
+    EXPECT_EQ(state.lease_ms.load(), kFloor);
+    set_clock(kFloor - kHour);
+
+    Reservation r = call();
+    ASSERT_EQ(r.status, Status::NeedLease) << "the lease must be extended, no clock wait";
+    EXPECT_EQ(r.lease_needed_ms, kFloor + 1);
+    state.lease_ms.store(lease_target(state, config));
+
+    EXPECT_EQ(next(), (Fields{kFloor + 1, GetParam(), 0}));
+    // A full lead past the floor without waiting, then wait as for any lead.
+    ASSERT_TRUE(take((config.max_lead_ms + 1) * kIdsPerMs - 1));
+    EXPECT_EQ(last(), (Fields{kFloor + 1 + config.max_lead_ms, GetParam(), 4095}));
+    r = call();
+    ASSERT_EQ(r.status, Status::WaitForClock);
+    EXPECT_EQ(r.wait_until_ms, kFloor + 2);
+}
+
+TEST_P(GeneratorRestart, FollowsTheClockWhenItIsPastTheFloor) {
+    state.lease_ms.store(kMaxTime);
+    set_clock(kFloor + 500);
+    EXPECT_EQ(next(), (Fields{kFloor + 500, GetParam(), 0}));
+    EXPECT_EQ(state.regressions.load(), 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Workers, GeneratorRestart, testing::Values(0u, 5u, 1023u));
+
+TEST_F(Generator, InitStateResetsEverything) {
+    ASSERT_TRUE(take(kIdsPerMs + 1));
+    set_clock(kT - 3);
+    ASSERT_EQ(call().status, Status::Granted);
+    state.waits.store(4);
+    state.lease_extensions.store(9);
+
+    init_state(state, false, 0);
+    EXPECT_EQ(state.last_id.load(), 0u);
+    EXPECT_EQ(state.clock_high.load(), 0u);
+    EXPECT_EQ(state.lease_ms.load(), 0u);
+    EXPECT_EQ(state.in_regression.load(), 0u);
+    EXPECT_EQ(state.regressions.load(), 0u);
+    EXPECT_EQ(state.borrowed_ms.load(), 0u);
+    EXPECT_EQ(state.waits.load(), 0u);
+    EXPECT_EQ(state.lease_extensions.load(), 0u);
+
+    init_state(state, true, 77);
+    EXPECT_EQ(state.last_id.load(), compose(77, kMaxWorker, kMaxSequence));
+    EXPECT_EQ(state.clock_high.load(), 78u);
+    EXPECT_EQ(state.lease_ms.load(), 77u);
+}
+
+TEST_F(Generator, FreshNodeNeedsALeaseThenStartsAtTheClock) {
+    init_state(state, false, 0);
+    set_clock(kT);
+    const Reservation r = call();
+    ASSERT_EQ(r.status, Status::NeedLease);
+    EXPECT_EQ(r.lease_needed_ms, kT);
+    state.lease_ms.store(lease_target(state, config));
+    EXPECT_EQ(state.lease_ms.load(), kT + 10 + 100);
+    EXPECT_EQ(next(), (Fields{kT, 5, 0}));
+    EXPECT_EQ(state.regressions.load(), 0u);
+    EXPECT_EQ(state.borrowed_ms.load(), 0u);
+}
+
+TEST_F(Generator, ClockBeforeEpoch) {
+    for (const std::int64_t unix_ms : {kDefaultEpoch - 1, std::int64_t{0}, std::int64_t{-1},
+                                       std::numeric_limits<std::int64_t>::min()}) {
+        clock_unix_ms = unix_ms;
+        EXPECT_EQ(call().status, Status::ClockBeforeEpoch) << unix_ms;
+    }
+    EXPECT_EQ(state.clock_high.load(), 0u);
+    clock_unix_ms = kDefaultEpoch;
+    EXPECT_EQ(next(), (Fields{0, 5, 0})) << "the epoch's own ms is fine";
+}
+
+TEST_F(Generator, TimeExhausted) {
+    for (const std::int64_t unix_ms :
+         {kDefaultEpoch + static_cast<std::int64_t>(kMaxTime) + 1,
+          std::numeric_limits<std::int64_t>::max()}) {
+        clock_unix_ms = unix_ms;
+        EXPECT_EQ(call().status, Status::TimeExhausted) << unix_ms;
+    }
+    // The last ms of the layout is usable, then time is up: no wrap, no wait.
+    set_clock(kMaxTime);
+    const Reservation r = call(10'000);
+    ASSERT_EQ(r.status, Status::Granted);
+    EXPECT_EQ(r.count, kIdsPerMs) << "the lead ends at kMaxTime";
+    EXPECT_EQ(last_granted, compose(kMaxTime, 5, kMaxSequence));
+    EXPECT_EQ(call().status, Status::TimeExhausted);
+    config.worker_id = 1023;
+    EXPECT_EQ(next(), (Fields{kMaxTime, 1023, 0})) << "a higher worker still fits";
+    ASSERT_TRUE(take(kMaxSequence));
+    EXPECT_EQ(last_granted, kMaxId);
+    EXPECT_EQ(call().status, Status::TimeExhausted);
+}
+
+TEST_F(Generator, RestartAtTheEndOfTimeIsExhausted) {
+    // Ids up to kMaxTime may have been issued: none is left to give.
+    init_state(state, true, kMaxTime);
+    set_clock(kT);
+    EXPECT_EQ(call().status, Status::TimeExhausted);
+    set_clock(kMaxTime);
+    EXPECT_EQ(call().status, Status::TimeExhausted);
+}
+
+struct BatchCase {
+    const char* name;
+    std::uint64_t max_lead_ms;
+    std::uint64_t lease_ms;  // relative to kT, or kMaxTime
+    std::uint64_t wanted;
+    std::uint64_t expected;  // after 100 ids already taken in kT
+};
+
+void PrintTo(const BatchCase& c, std::ostream* os) { *os << c.name; }
+
+class GeneratorBatch : public Generator, public testing::WithParamInterface<BatchCase> {};
+
+TEST_P(GeneratorBatch, CountIsCappedAndIdsFollowEveryEarlierOne) {
+    const BatchCase& c = GetParam();
+    config.max_lead_ms = c.max_lead_ms;
+    state.lease_ms.store(c.lease_ms == kMaxTime ? kMaxTime : kT + c.lease_ms);
+    ASSERT_TRUE(take(100));
+    const std::uint64_t before = last_granted;
+
+    const Reservation r = call(c.wanted);
+    ASSERT_EQ(r.status, Status::Granted);
+    EXPECT_EQ(r.count, c.expected);
+    EXPECT_EQ(r.first, before + 1);
+    std::uint64_t previous = before;
+    for (std::uint64_t i = 0; i < r.count; ++i) {
+        const std::uint64_t id = advance(r.first, i);
+        ASSERT_GT(id, previous) << i;
+        ASSERT_EQ(decompose(id).worker_id, 5u);
+        previous = id;
+    }
+    EXPECT_EQ(state.borrowed_ms.load(), time_of(previous) - kT);
+    const Reservation after = call();
+    if (r.count < c.wanted)
+        EXPECT_NE(after.status, Status::Granted) << "the batch was capped for a reason";
+    else
+        EXPECT_EQ(after.first, advance(r.first, r.count));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, GeneratorBatch,
+    testing::Values(BatchCase{"uncapped", 10, kMaxTime, 10'000, 10'000},
+                    BatchCase{"one", 10, kMaxTime, 1, 1},
+                    BatchCase{"lead_1", 1, kMaxTime, 10'000, 2 * 4096 - 100},
+                    BatchCase{"lead_0", 0, kMaxTime, 10'000, 4096 - 100},
+                    BatchCase{"lease_now", 10, 0, 10'000, 4096 - 100},
+                    BatchCase{"lease_next", 10, 1, 10'000, 2 * 4096 - 100},
+                    BatchCase{"lease_before_lead", 1000, 2, 1'000'000, 3 * 4096 - 100},
+                    BatchCase{"huge", 1000, kMaxTime, 1'000'000'000, 1001 * 4096 - 100}),
+    [](const testing::TestParamInfo<BatchCase>& info) { return info.param.name; });
+
+TEST_F(Generator, WorkerChangeKeepsIdsIncreasing) {
+    ASSERT_TRUE(take(10));
+    config.worker_id = 7;  // higher: same ms
+    EXPECT_EQ(next(), (Fields{kT, 7, 0}));
+    config.worker_id = 3;  // lower: the next ms
+    EXPECT_EQ(next(), (Fields{kT + 1, 3, 0}));
+    EXPECT_EQ(next(), (Fields{kT + 1, 3, 1}));
+    config.worker_id = 1023;
+    EXPECT_EQ(next(), (Fields{kT + 1, 1023, 0}));
+    config.worker_id = 0;
+    EXPECT_EQ(next(), (Fields{kT + 2, 0, 0}));
+
+    // Many changes, both ways, while the clock moves (call() checks the order).
+    config.max_lead_ms = 100'000;
+    for (std::uint32_t i = 0; i < 20'000; ++i) {
+        config.worker_id = (i * 37) % 1024;
+        set_clock(kT + i / 50);
+        ASSERT_EQ(call(1 + i % 3).status, Status::Granted) << i;
+    }
+}
+
+}  // namespace
+}  // namespace snowflake

@@ -1,0 +1,237 @@
+// Text codecs: id input, the epoch setting, the lease file.
+#include "../../src/core/text.hpp"
+#include "helpers.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace snowflake {
+
+void PrintTo(const Lease& l, std::ostream* os) {
+    *os << '{' << l.epoch_unix_ms << ", " << l.lease_ms << '}';
+}
+
+namespace {
+
+using test::kDefaultEpoch;
+
+// ---- parse_id ----
+
+struct IdCase {
+    const char* text;
+    ParseResult result;
+    std::uint64_t id = 0;  // when Ok
+};
+
+void PrintTo(const IdCase& c, std::ostream* os) { *os << '"' << c.text << '"'; }
+
+class ParseId : public testing::TestWithParam<IdCase> {};
+
+TEST_P(ParseId, Case) {
+    const IdCase& c = GetParam();
+    std::uint64_t id = 12345;
+    EXPECT_EQ(parse_id(c.text, id), c.result) << '"' << c.text << '"';
+    if (c.result == ParseResult::Ok) {
+        EXPECT_EQ(id, c.id);
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, ParseId,
+    testing::Values(IdCase{"0", ParseResult::Ok, 0}, IdCase{"1", ParseResult::Ok, 1},
+                    IdCase{"7167350074945572864", ParseResult::Ok, 7167350074945572864u},
+                    IdCase{"9223372036854775807", ParseResult::Ok, kMaxId},
+                    IdCase{"9223372036854775806", ParseResult::Ok, kMaxId - 1},
+                    IdCase{"", ParseResult::Syntax}, IdCase{"-1", ParseResult::Syntax},
+                    IdCase{"+1", ParseResult::Syntax}, IdCase{" 1", ParseResult::Syntax},
+                    IdCase{"1 ", ParseResult::Syntax}, IdCase{"1 2", ParseResult::Syntax},
+                    IdCase{"1a", ParseResult::Syntax}, IdCase{"a1", ParseResult::Syntax},
+                    IdCase{"0x10", ParseResult::Syntax}, IdCase{"1.0", ParseResult::Syntax},
+                    IdCase{"1e3", ParseResult::Syntax}, IdCase{"-0", ParseResult::Syntax},
+                    IdCase{"9223372036854775808", ParseResult::OutOfRange},
+                    IdCase{"18446744073709551615", ParseResult::OutOfRange},
+                    IdCase{"18446744073709551616", ParseResult::OutOfRange},
+                    IdCase{"99999999999999999999999", ParseResult::OutOfRange},
+                    // Junk after an overflowing number is a syntax error.
+                    IdCase{"99999999999999999999999x", ParseResult::Syntax}));
+
+TEST(ParseIdRoundTrip, EveryPowerOfTwoAndNeighbours) {
+    for (int bit = 0; bit < 63; ++bit) {
+        for (const std::uint64_t v : {(std::uint64_t{1} << bit) - 1, std::uint64_t{1} << bit,
+                                      (std::uint64_t{1} << bit) + 1}) {
+            std::uint64_t id = 0;
+            ASSERT_EQ(parse_id(std::to_string(v).c_str(), id), ParseResult::Ok) << v;
+            ASSERT_EQ(id, v);
+        }
+    }
+}
+
+// ---- parse_timestamp ----
+
+struct TimestampCase {
+    const char* text;
+    bool ok;
+    std::int64_t unix_ms;  // when ok
+};
+
+void PrintTo(const TimestampCase& c, std::ostream* os) { *os << '"' << c.text << '"'; }
+
+class ParseTimestamp : public testing::TestWithParam<TimestampCase> {};
+
+TEST_P(ParseTimestamp, Case) {
+    const TimestampCase& c = GetParam();
+    std::int64_t unix_ms = -12345;
+    EXPECT_EQ(parse_timestamp(c.text, unix_ms), c.ok) << '"' << c.text << '"';
+    if (c.ok) {
+        EXPECT_EQ(unix_ms, c.unix_ms) << '"' << c.text << '"';
+    }
+}
+
+TimestampCase accepted(const char* text, std::int64_t unix_ms) { return {text, true, unix_ms}; }
+TimestampCase rejected(const char* text) { return {text, false, 0}; }
+
+INSTANTIATE_TEST_SUITE_P(
+    Accepted, ParseTimestamp,
+    testing::Values(
+        accepted("2024-01-01 00:00:00+00", kDefaultEpoch),  // the default
+        accepted("2024-01-01T00:00:00Z", kDefaultEpoch),
+        accepted("2024-01-01 00:00:00Z", kDefaultEpoch),
+        accepted("2024-01-01 00:00:00UTC", kDefaultEpoch),
+        accepted("2024-01-01 00:00:00 UTC", kDefaultEpoch),
+        accepted("2024-01-01 00:00:00 +00", kDefaultEpoch),
+        accepted("2024-01-01 00:00:00", kDefaultEpoch),  // UTC when no offset
+        accepted("2024-01-01 00:00", kDefaultEpoch),
+        accepted("2024-01-01", kDefaultEpoch),
+        accepted("2024-01-01Z", kDefaultEpoch),
+        accepted("2024-01-01 00:00:00+00:00", kDefaultEpoch),
+        accepted("2024-01-01 00:00:00-00", kDefaultEpoch),
+        accepted("2024-01-01 02:00:00+02", kDefaultEpoch),
+        accepted("2024-01-01 02:00+02:00", kDefaultEpoch),
+        accepted("2023-12-31 18:30:00-05:30", kDefaultEpoch),
+        accepted("2024-01-01 00:00:00+01", kDefaultEpoch - 3'600'000),
+        accepted("2024-01-01 00:00:00-15:59", kDefaultEpoch + (15 * 60 + 59) * 60'000),
+        accepted("2024-01-01 00:00:00.5", kDefaultEpoch + 500),
+        accepted("2024-01-01 00:00:00.05", kDefaultEpoch + 50),
+        accepted("2024-01-01 00:00:00.123", kDefaultEpoch + 123),
+        accepted("2024-01-01 00:00:00.123+00", kDefaultEpoch + 123),
+        accepted("2024-01-01T00:00:00.999Z", kDefaultEpoch + 999),
+        accepted("1970-01-01 00:00:00+00", 0),
+        accepted("1970-01-01 00:00:00.001", 1),
+        accepted("1970-01-01 01:00:00+01", 0),
+        accepted("2024-02-29", 1709164800000),    // leap year
+        accepted("2000-02-29 12:34:56", 951827696000),  // divisible by 400
+        accepted("9999-12-31 23:59:59", 253402300799000),
+        accepted("9999-12-31 23:59:59.999", 253402300799999)));
+
+INSTANTIATE_TEST_SUITE_P(
+    Rejected, ParseTimestamp,
+    testing::Values(rejected(""), rejected("2024"), rejected("2024-01"), rejected("2024-1-1"),
+                    rejected("24-01-01"), rejected("2024/01/01"), rejected("2024-01-01x"),
+                    rejected("2023-02-29"), rejected("2100-02-29"), rejected("2024-13-01"),
+                    rejected("2024-00-10"), rejected("2024-01-00"), rejected("2024-01-32"),
+                    rejected("2024-04-31"), rejected("2024-01-01 24:00"),
+                    rejected("2024-01-01 23:60"), rejected("2024-01-01 23:59:60"),
+                    rejected("2024-01-01 1:00"), rejected("2024-01-01 10"),
+                    rejected("2024-01-01 10:00:0"), rejected("2024-01-01 00:00:00."),
+                    rejected("2024-01-01 "), rejected("2024-01-01T"),
+                    rejected("2024-01-01 00:00:00 "), rejected("2024-01-01 00:00:00  UTC"),
+                    rejected("2024-01-01 00:00:00+00 junk"), rejected("2024-01-01 00:00:00Zx"),
+                    rejected("2024-01-01 00:00:00UTCx"), rejected("2024-01-01 00:00:00+2"),
+                    rejected("2024-01-01 00:00:00+0530"), rejected("2024-01-01 00:00:00+05:3"),
+                    rejected("2024-01-01 00:00:00+16"), rejected("2024-01-01 00:00:00+05:60"),
+                    rejected("2024-01-01 00:00:00+"), rejected(" 2024-01-01"),
+                    rejected("1969-12-31 23:59:59"), rejected("1900-01-01"),
+                    rejected("0000-01-01"), rejected("1970-01-01 00:00:00+01"),
+                    rejected("10000-01-01")));
+
+// ---- the lease file ----
+
+std::string formatted(const Lease& lease) {
+    char buf[kLeaseTextMax];
+    const std::size_t n = format_lease(lease, buf);
+    EXPECT_GT(n, 0u);
+    EXPECT_LT(n, kLeaseTextMax);
+    return std::string(buf, n);
+}
+
+bool parses(const std::string& text, Lease* out = nullptr) {
+    Lease lease{-1, 1};
+    const bool ok = parse_lease(text.data(), text.size(), lease);
+    if (out) *out = lease;
+    return ok;
+}
+
+TEST(LeaseText, ExactFormat) {
+    EXPECT_EQ(formatted(Lease{kDefaultEpoch, 42}),
+              "snowflake lease 1\nepoch_unix_ms 1704067200000\nlease_ms 42\n");
+}
+
+class LeaseRoundTrip : public testing::TestWithParam<Lease> {};
+
+TEST_P(LeaseRoundTrip, ParsesWhatItWrites) {
+    Lease parsed{};
+    ASSERT_TRUE(parses(formatted(GetParam()), &parsed)) << formatted(GetParam());
+    EXPECT_EQ(parsed, GetParam());
+}
+
+INSTANTIATE_TEST_SUITE_P(Values, LeaseRoundTrip,
+                         testing::Values(Lease{kDefaultEpoch, 0}, Lease{kDefaultEpoch, 1},
+                                         Lease{kDefaultEpoch, 123456789},
+                                         Lease{kDefaultEpoch, kMaxTime}, Lease{0, 0},
+                                         Lease{253402300799999, kMaxTime},
+                                         Lease{static_cast<std::int64_t>(kMaxId), 7}));
+
+TEST(LeaseText, RejectsEveryTruncation) {
+    const std::string text = formatted(Lease{kDefaultEpoch, 1234});
+    for (std::size_t n = 0; n < text.size(); ++n)
+        EXPECT_FALSE(parses(text.substr(0, n))) << n;
+}
+
+TEST(LeaseText, RejectsEveryGarbledByte) {
+    const std::string text = formatted(Lease{kDefaultEpoch, 1234});
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        for (const char c : {'x', ' ', '\0', '-'}) {
+            if (text[i] == c) continue;
+            std::string garbled = text;
+            garbled[i] = c;
+            EXPECT_FALSE(parses(garbled)) << "byte " << i << " set to " << int{c};
+        }
+    }
+}
+
+TEST(LeaseText, RejectsExtraOrDifferentText) {
+    const std::string text = formatted(Lease{kDefaultEpoch, 1234});
+    for (const std::string& extra : {std::string("\n"), std::string(" "), std::string("0"),
+                                     std::string("x"), std::string("\0", 1),
+                                     std::string("\0junk", 5), std::string(200, '\n')}) {
+        EXPECT_FALSE(parses(text + extra)) << "appended " << extra.size() << " bytes";
+        EXPECT_FALSE(parses(extra + text)) << "prepended " << extra.size() << " bytes";
+    }
+    const char* const others[] = {
+        "snowflake lease 2\nepoch_unix_ms 1704067200000\nlease_ms 1234\n",  // version
+        "snowflake lease 1\nepoch_unix_ms 1704067200000\nlease_ms 1234",    // no newline
+        "snowflake lease 1\r\nepoch_unix_ms 1704067200000\r\nlease_ms 1234\r\n",
+        "snowflake lease 1\nepoch_unix_ms -1704067200000\nlease_ms 1234\n",
+        "snowflake lease 1\nepoch_unix_ms 1704067200000\nlease_ms -1\n",
+        "snowflake lease 1\nepoch_unix_ms 1704067200000\nlease_ms +1234\n",
+        "snowflake lease 1\nepoch_unix_ms 1704067200000\nlease_ms 01234\n",  // not as written
+        "snowflake lease 1\nepoch_unix_ms 01704067200000\nlease_ms 1234\n",
+        "snowflake lease 1\nepoch_unix_ms 1704067200000\nlease_ms \n",
+        "snowflake lease 1\nepoch_unix_ms \nlease_ms 1234\n",
+        "snowflake lease 1\nlease_ms 1234\nepoch_unix_ms 1704067200000\n",
+        "snowflake lease 1\nepoch_unix_ms 1704067200000\nlease_ms 2199023255552\n",  // > kMaxTime
+        "snowflake lease 1\nepoch_unix_ms 9223372036854775808\nlease_ms 1234\n",
+    };
+    for (const char* other : others) EXPECT_FALSE(parses(other)) << other;
+}
+
+TEST(LeaseText, FailedParseLeavesTheLeaseAlone) {
+    Lease lease{5, 6};
+    const std::string text = "snowflake lease 1\nepoch_unix_ms 1\nlease_ms x\n";
+    EXPECT_FALSE(parse_lease(text.data(), text.size(), lease));
+    EXPECT_EQ(lease, (Lease{5, 6}));
+}
+
+}  // namespace
+}  // namespace snowflake

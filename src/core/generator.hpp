@@ -64,7 +64,9 @@ inline void init_state(GeneratorState& state, bool has_floor, std::uint64_t floo
                                   : 0);
     state.clock_high.store(start);
     state.lease_ms.store(has_floor ? floor_ms : 0);
-    state.in_regression.store(0);
+    // Behind the floor after a crash is not a clock regression: the event is
+    // open from the start (odd) and closes once the clock passes the floor.
+    state.in_regression.store(has_floor ? 1 : 0);
     state.regressions.store(0);
     state.borrowed_ms.store(0);
     state.waits.store(0);
@@ -90,6 +92,7 @@ template <class Clock>
 Reservation reserve(GeneratorState& state, const Config& config, std::uint64_t wanted,
                     Clock&& read_clock) noexcept {
     Reservation r;
+    if (wanted == 0) return r;  // Granted, count 0: nothing reserved
     // clock_high is read before the clock, so a reading below it proves the
     // clock went back (and is not another caller's later reading racing ours).
     // in_regression too: it only changes by a CAS from the value read before

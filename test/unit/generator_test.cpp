@@ -331,7 +331,30 @@ TEST_P(GeneratorRestart, FollowsTheClockWhenItIsPastTheFloor) {
     EXPECT_EQ(state.regressions.load(), 0u);
 }
 
+TEST_P(GeneratorRestart, BehindTheFloorIsNoRegressionUntilTheClockPassesIt) {
+    state.lease_ms.store(kMaxTime);
+    set_clock(kFloor - kHour);
+    EXPECT_EQ(call().regression_ms, 0u);
+    ASSERT_TRUE(take(10));
+    EXPECT_EQ(state.regressions.load(), 0u) << "a restart floor is not a clock step back";
+
+    set_clock(kFloor + 5);  // caught up: a step back from here is an event
+    ASSERT_TRUE(take(1));
+    set_clock(kFloor + 2);
+    EXPECT_EQ(call().regression_ms, 3u);
+    EXPECT_EQ(state.regressions.load(), 1u);
+}
+
 INSTANTIATE_TEST_SUITE_P(Workers, GeneratorRestart, testing::Values(0u, 5u, 1023u));
+
+TEST_F(Generator, WantingNothingReservesNothing) {
+    ASSERT_TRUE(take(3));
+    const std::uint64_t before = state.last_id.load();
+    const Reservation r = reserve(state, config, 0, [this] { return clock_unix_ms; });
+    EXPECT_EQ(r.status, Status::Granted);
+    EXPECT_EQ(r.count, 0u);
+    EXPECT_EQ(state.last_id.load(), before);
+}
 
 TEST_F(Generator, InitStateResetsEverything) {
     ASSERT_TRUE(take(kIdsPerMs + 1));
@@ -351,6 +374,7 @@ TEST_F(Generator, InitStateResetsEverything) {
     EXPECT_EQ(state.lease_extensions.load(), 0u);
 
     init_state(state, true, 77);
+    EXPECT_EQ(state.in_regression.load() % 2, 1u) << "behind a restart floor is an open event";
     EXPECT_EQ(state.last_id.load(), compose(77, kMaxWorker, kMaxSequence));
     EXPECT_EQ(state.clock_high.load(), 78u);
     EXPECT_EQ(state.lease_ms.load(), 77u);

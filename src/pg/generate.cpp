@@ -102,13 +102,13 @@ Reservation reserve_ids(std::uint64_t wanted) {
                                  static_cast<unsigned long long>(r.regression_ms))));
         switch (r.status) {
             case Status::Granted:
-                if (waited) state.generator.waits.fetch_add(1, std::memory_order_relaxed);
                 if (r.lease_low) {
                     if (Latch* latch = state.lease_worker_latch.load(std::memory_order_relaxed))
                         SetLatch(latch);
                 }
                 return r;
             case Status::WaitForClock:
+                if (!waited) state.generator.waits.fetch_add(1, std::memory_order_relaxed);
                 waited = true;
                 sleep_until(config.epoch_unix_ms + static_cast<std::int64_t>(r.wait_until_ms));
                 break;

@@ -69,7 +69,26 @@ void assign_epoch(const char*, void* extra) {
     if (extra != nullptr) parsed_epoch_unix_ms = *static_cast<std::int64_t*>(extra);
 }
 
+// PostgreSQL applies a preloaded library's settings from the configuration
+// file with only a WARNING when they are bad, then uses the default. A wrong
+// epoch or worker id must not go unnoticed: at server start it is fatal.
+void refuse_bad_setting_at_start(const char* name, const char* value) {
+    if (value == nullptr || !process_shared_preload_libraries_in_progress) return;
+    (void)set_config_option(name, value, PGC_POSTMASTER, PGC_S_FILE, GUC_ACTION_SET,
+                            false /* only check */, FATAL, false);
+}
+
+// The value the configuration gave a setting before it was defined, if any.
+char* configured_value(const char* name) {
+    const char* value = GetConfigOption(name, true, false);
+    return value != nullptr ? pstrdup(value) : nullptr;
+}
+
 void define_settings() {
+    char* worker_id = configured_value("snowflake.worker_id");
+    char* epoch = configured_value("snowflake.epoch");
+    char* max_lead = configured_value("snowflake.max_lead");
+
     DefineCustomIntVariable(
         "snowflake.worker_id", "This node's worker id, 0..1023, distinct on every node.",
         "-1 means unset: snowflake_nextval() refuses until it is set.", &worker_id_setting, -1,
@@ -86,6 +105,9 @@ void define_settings() {
         "snowflake.max_lead", "How far ids may run ahead of the clock when borrowing.",
         "Past it, snowflake_nextval() waits for the clock.", &max_lead_setting, 1000, 0, 3600000,
         PGC_SIGHUP, GUC_UNIT_MS, nullptr, nullptr, nullptr);
+    refuse_bad_setting_at_start("snowflake.worker_id", worker_id);
+    refuse_bad_setting_at_start("snowflake.epoch", epoch);
+    refuse_bad_setting_at_start("snowflake.max_lead", max_lead);
 #if PG_VERSION_NUM >= 150000
     MarkGUCPrefixReserved("snowflake");
 #else

@@ -3,7 +3,7 @@ EXTENSION = snowflake
 MODULE_big = snowflake
 DATA = sql/snowflake--1.0.sql
 CORE_OBJS = src/core/text.o
-OBJS = $(CORE_OBJS) src/pg/module.o src/pg/generate.o src/pg/type.o src/pg/errors.o
+OBJS = $(CORE_OBJS) src/pg/module.o src/pg/lease.o src/pg/generate.o src/pg/type.o src/pg/errors.o
 PG_CXXFLAGS = -std=c++20 -Wno-register -Wno-missing-field-initializers
 SHLIB_LINK = -lstdc++
 

@@ -73,6 +73,28 @@ inline void init_state(GeneratorState& state, bool has_floor, std::uint64_t floo
     state.lease_extensions.store(0);
 }
 
+// Raises the floor while running (a standby replaying its primary's lease):
+// afterwards every id is above every id of time <= floor_ms. Only ever raises.
+inline void raise_floor(GeneratorState& state, std::uint64_t floor_ms) noexcept {
+    floor_ms = std::min(floor_ms, kMaxTime);
+    const std::uint64_t last = compose(floor_ms, kMaxWorker, kMaxSequence);
+    const std::uint64_t high = std::min(floor_ms + 1, kMaxTime);
+    std::uint64_t seen = state.last_id.load();
+    while (seen < last && !state.last_id.compare_exchange_weak(seen, last)) {
+    }
+    seen = state.clock_high.load();
+    while (seen < high && !state.clock_high.compare_exchange_weak(seen, high)) {
+    }
+    seen = state.lease_ms.load();
+    while (seen < floor_ms && !state.lease_ms.compare_exchange_weak(seen, floor_ms)) {
+    }
+    // As at start-up: being behind the floor is not a clock regression.
+    std::uint32_t regression = state.in_regression.load();
+    while (regression % 2 == 0 &&
+           !state.in_regression.compare_exchange_weak(regression, regression + 1)) {
+    }
+}
+
 // Where the lease should reach so that the next span of generation needs no disk.
 inline std::uint64_t lease_target(const GeneratorState& state, const Config& config) noexcept {
     const std::uint64_t ahead = std::max(time_of(state.last_id.load(std::memory_order_relaxed)),

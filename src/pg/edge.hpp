@@ -11,6 +11,7 @@ extern "C" {
 
 #include "fmgr.h"
 #include "storage/latch.h"
+#include "storage/lwlock.h"
 }
 
 #include <atomic>
@@ -38,6 +39,13 @@ static_assert(std::is_standard_layout_v<SharedState>);
 
 SharedState* shared_state();  // null unless loaded by shared_preload_libraries
 Config generator_config(std::uint32_t worker_id);
+LWLock* lease_lock();
+
+// The durable lease (lease.cpp).
+void load_lease(SharedState& shared);  // at shared memory start-up
+void shrink_lease_at_shutdown(int code, Datum);
+void register_lease_wal();
+void register_lease_worker();
 // Makes the durable lease cover `needed_ms` (and a span beyond); waits on disk.
 void extend_lease(SharedState& shared, std::uint64_t needed_ms);
 

@@ -345,6 +345,20 @@ TEST_P(GeneratorRestart, BehindTheFloorIsNoRegressionUntilTheClockPassesIt) {
     EXPECT_EQ(state.regressions.load(), 1u);
 }
 
+TEST_P(GeneratorRestart, ARaisedFloorIsPassedWithoutWaitingOrRegression) {
+    state.lease_ms.store(kMaxTime);
+    set_clock(kFloor + 10);
+    ASSERT_TRUE(take(3));
+    raise_floor(state, kFloor + kHour);  // a standby replays its primary's lease
+    last_granted = compose(kFloor + kHour, kMaxWorker, kMaxSequence);
+    EXPECT_EQ(next(), (Fields{kFloor + kHour + 1, GetParam(), 0}));
+    EXPECT_EQ(state.regressions.load(), 0u);
+
+    raise_floor(state, kFloor);  // never lowers
+    EXPECT_EQ(next(), (Fields{kFloor + kHour + 1, GetParam(), 1}));
+    EXPECT_EQ(state.lease_ms.load(), kMaxTime);
+}
+
 INSTANTIATE_TEST_SUITE_P(Workers, GeneratorRestart, testing::Values(0u, 5u, 1023u));
 
 TEST_F(Generator, WantingNothingReservesNothing) {

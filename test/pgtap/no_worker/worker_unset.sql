@@ -7,17 +7,7 @@ CREATE EXTENSION IF NOT EXISTS snowflake;
 BEGIN;
 SELECT plan(26);
 
--- the error a statement raises: SQLSTATE, message, detail, hint ('00000' if none)
-CREATE FUNCTION pg_temp.error_of(statement text, OUT state text, OUT message text,
-                                 OUT detail text, OUT hint text)
-LANGUAGE plpgsql AS $$
-BEGIN
-    EXECUTE statement;
-    state := '00000';
-EXCEPTION WHEN OTHERS THEN
-    GET STACKED DIAGNOSTICS state = RETURNED_SQLSTATE, message = MESSAGE_TEXT,
-                            detail = PG_EXCEPTION_DETAIL, hint = PG_EXCEPTION_HINT;
-END $$;
+\ir ../error_of.sql
 
 SELECT is(current_setting('snowflake.worker_id'), '-1', 'current_setting: worker_id is -1 (unset)');
 SELECT results_eq('SHOW snowflake.worker_id', $$VALUES ('-1'::text)$$, 'SHOW snowflake.worker_id is -1');

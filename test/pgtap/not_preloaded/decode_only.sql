@@ -8,16 +8,7 @@ CREATE EXTENSION IF NOT EXISTS snowflake;
 BEGIN;
 SELECT plan(35);
 
-CREATE FUNCTION pg_temp.error_of(statement text, OUT state text, OUT message text,
-                                 OUT detail text, OUT hint text)
-LANGUAGE plpgsql AS $$
-BEGIN
-    EXECUTE statement;
-    state := '00000';
-EXCEPTION WHEN OTHERS THEN
-    GET STACKED DIAGNOSTICS state = RETURNED_SQLSTATE, message = MESSAGE_TEXT,
-                            detail = PG_EXCEPTION_DETAIL, hint = PG_EXCEPTION_HINT;
-END $$;
+\ir ../error_of.sql
 
 SELECT is(current_setting('shared_preload_libraries'), '', 'snowflake is not preloaded here');
 

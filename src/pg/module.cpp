@@ -13,6 +13,8 @@ PG_MODULE_MAGIC;
 void _PG_init(void);
 }
 
+#include <new>
+
 namespace snowflake::pg {
 
 int worker_id_setting = -1;
@@ -115,10 +117,10 @@ void startup_shared_memory() {
     bool found;
     shared = static_cast<SharedState*>(ShmemInitStruct("snowflake", shared_size(), &found));
     if (!found) {
+        new (shared) SharedState();  // plain data and atomics, value-initialized
         shared->epoch_unix_ms = parsed_epoch_unix_ms;
         shared->lease_epoch_unix_ms = parsed_epoch_unix_ms;
         shared->blocked = Blocked::No;
-        new (&shared->lease_worker_latch) std::atomic<Latch*>(nullptr);
         load_lease(*shared);
     }
     LWLockRelease(AddinShmemInitLock);

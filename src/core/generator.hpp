@@ -40,6 +40,7 @@ struct Config {
     std::uint32_t worker_id;      // 0..kMaxWorker
     std::uint64_t max_lead_ms;    // how far ids may run ahead of clock_high
     std::uint64_t lease_span_ms;  // how far a lease extension reaches past need
+    std::uint64_t lease_idle_ms = 600000;  // the lease worker stops after this long unused
 };
 
 struct Reservation {
@@ -105,6 +106,23 @@ inline std::uint64_t lease_target(const GeneratorState& state, const Config& con
 // True when the lease covers less than half a span past the lead window.
 inline bool lease_is_low(std::uint64_t last_ms, std::uint64_t lease_ms, const Config& config) noexcept {
     return last_ms + config.max_lead_ms + config.lease_span_ms / 2 > lease_ms;
+}
+
+// The lease worker's decision at clock reading `now_ms` (ms since the epoch):
+// where to extend the lease to, or 0 when it need not. While the node is in
+// use (an id issued within lease_idle_ms) the lease stays ahead of the clock,
+// so that a call after a pause does not wait on disk; on an idle node it
+// lapses, and the next call extends it itself.
+inline std::uint64_t lease_worker_target(const GeneratorState& state, const Config& config,
+                                         std::uint64_t now_ms) noexcept {
+    const std::uint64_t last = state.last_id.load(std::memory_order_relaxed);
+    if (last == 0) return 0;
+    const std::uint64_t last_ms = time_of(last);
+    if (now_ms > last_ms + config.lease_idle_ms) return 0;
+    const std::uint64_t ahead = std::max(last_ms, now_ms);
+    if (!lease_is_low(ahead, state.lease_ms.load(std::memory_order_relaxed), config)) return 0;
+    return std::max(lease_target(state, config),
+                    std::min(ahead + config.max_lead_ms + config.lease_span_ms, kMaxTime));
 }
 
 // Reserves up to `wanted` consecutive ids of this worker. `read_clock` returns

@@ -225,7 +225,7 @@ using namespace snowflake;
 using namespace snowflake::pg;
 
 // Sleeps until asked (by a backend whose lease runs low) or for a second,
-// then extends the lease when it covers less than half a span past the lead.
+// then extends the lease when lease_worker_target says so.
 void snowflake_lease_worker_main(Datum) {
     pqsignal(SIGHUP, SignalHandlerForConfigReload);
     pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
@@ -237,13 +237,14 @@ void snowflake_lease_worker_main(Datum) {
             ConfigReloadPending = false;
             ProcessConfigFile(PGC_SIGHUP);
         }
-        const std::uint64_t last = state.generator.last_id.load();
         const Config config = generator_config(0);
-        if (state.blocked == Blocked::No && last != 0 &&
-            lease_is_low(time_of(last), state.generator.lease_ms.load(), config)) {
-            const std::uint64_t target = lease_target(state.generator, config);
-            extend_lease_to(state, target, target, LOG);
-        }
+        const std::int64_t now_ms =
+            GetCurrentTimestamp() / 1000 + kUnixToPostgresMs - config.epoch_unix_ms;
+        const std::uint64_t target =
+            state.blocked == Blocked::No && now_ms >= 0
+                ? lease_worker_target(state.generator, config, static_cast<std::uint64_t>(now_ms))
+                : 0;
+        if (target != 0) extend_lease_to(state, target, target, LOG);
         (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 1000,
                         PG_WAIT_EXTENSION);
         ResetLatch(MyLatch);

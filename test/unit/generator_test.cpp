@@ -289,6 +289,25 @@ TEST_F(Generator, LeaseLowTurnsOnInsideHalfASpanPastTheLead) {
     EXPECT_TRUE(call().lease_low);
 }
 
+TEST_F(Generator, LeaseWorkerKeepsTheLeaseAheadOfTheClockWhileInUse) {
+    config.lease_idle_ms = 1000;
+    EXPECT_EQ(lease_worker_target(state, config, kT), 0u) << "no id issued yet: nothing to do";
+    state.lease_ms.store(kT + 10 + 100);
+    ASSERT_TRUE(take(1));
+    EXPECT_EQ(lease_worker_target(state, config, kT), 0u) << "the lease is not low";
+    // A pause: the clock moves on, the lease follows it (not the last id).
+    EXPECT_EQ(lease_worker_target(state, config, kT + 500), kT + 500 + 10 + 100);
+    EXPECT_EQ(lease_worker_target(state, config, kT + 1000), kT + 1000 + 10 + 100);
+    // Unused for longer than lease_idle_ms: the lease lapses.
+    EXPECT_EQ(lease_worker_target(state, config, kT + 1001), 0u);
+    // Ids ahead of the clock (borrowed): the lease covers them.
+    set_clock(kT + 2000);
+    state.lease_ms.store(kMaxTime);
+    ASSERT_TRUE(take(3 * kIdsPerMs));
+    state.lease_ms.store(kT + 2000);
+    EXPECT_EQ(lease_worker_target(state, config, kT + 2000), kT + 2002 + 10 + 100);
+}
+
 TEST_F(Generator, LeaseTargetStopsAtTheEndOfTime) {
     set_clock(kMaxTime - 5);
     ASSERT_TRUE(take(1));

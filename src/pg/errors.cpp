@@ -1,4 +1,4 @@
-// Every ERROR the generator raises, in one place.
+// The error boundary: the core's failure statuses and C++ exceptions become ERRORs here.
 #include "edge.hpp"
 
 extern "C" {

@@ -29,6 +29,11 @@ SELECT count(*) AS ids, count(DISTINCT id) AS distinct_ids,
        bool_and((snowflake_decode(id)).worker_id = 1) AS worker_1,
        bool_and(abs(extract(epoch FROM snowflake_to_timestamp(id) - clock_timestamp())) < 5) AS ts_near_now
 FROM (SELECT g, id, lag(id) OVER (ORDER BY g) AS prev FROM ids) s;
+-- no WAL and no disk per call: 100000 ids write next to nothing (a sequence
+-- would log every 32 calls)
+SELECT pg_current_wal_insert_lsn() AS wal_before \gset
+SELECT count(snowflake_nextval()) AS ids FROM generate_series(1, 100000);
+SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), :'wal_before') < 8192 AS no_wal_per_call;
 -- a volatile function: one id per row
 SELECT count(DISTINCT snowflake_nextval()) AS distinct_per_row FROM generate_series(1, 10);
 SELECT p.provolatile, p.proisstrict, p.proparallel, pg_get_function_result(p.oid) AS result

@@ -116,5 +116,27 @@ is( $node->safe_psql(
 	'100000|100000',
 	'ids made in parallel workers are distinct');
 
+# Databases share the generator too: calls alternating between two databases
+# within the same milliseconds give one strictly increasing sequence.
+$node->safe_psql('postgres', 'CREATE DATABASE other');
+$node->safe_psql('other', 'CREATE EXTENSION snowflake');
+my $connection = 'dbname=other host=' . $node->host . ' port=' . $node->port;
+is( $node->safe_psql(
+		'postgres', qq{
+CREATE EXTENSION dblink;
+SELECT dblink_connect('other', '$connection');
+CREATE TABLE alternating AS
+SELECT g, snowflake_nextval() AS here,
+       (SELECT id FROM dblink('other', 'SELECT snowflake_nextval(), ' || g) AS t(id bigint, g int))
+         AS there  -- correlated with g: one call per row
+FROM generate_series(1, 2000) g;
+SELECT count(*), count(DISTINCT snowflake_to_timestamp(here)) < count(*),
+       bool_and(here < there AND there < coalesce(next_here, there + 1))
+FROM (SELECT here, there, lead(here) OVER (ORDER BY g) AS next_here FROM alternating) s;
+}),
+	"OK
+2000|t|t",
+	'two databases: ids alternating between them, several in one ms, strictly increase');
+
 $node->stop;
 done_testing();

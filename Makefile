@@ -18,6 +18,9 @@ PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
+# Every object depends on the headers (PGXS tracks no header dependencies).
+$(OBJS): $(wildcard src/core/*.hpp src/pg/*.hpp)
+
 # GoogleTest for the pure C++ core.
 GTEST_BIN = test/unit/core_tests
 $(GTEST_BIN): test/unit/*.cpp src/core/*.hpp src/core/*.cpp

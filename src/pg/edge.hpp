@@ -32,7 +32,7 @@ struct SharedState {
     GeneratorState generator;
     std::int64_t epoch_unix_ms;        // the epoch in force since start-up
     std::int64_t lease_epoch_unix_ms;  // the epoch the lease file was taken under
-    Blocked blocked;
+    std::atomic<Blocked> blocked;       // set at start-up, or by replay on a standby
     std::atomic<Latch*> lease_worker_latch;  // wakes the lease worker; null until it runs
 };
 static_assert(std::is_standard_layout_v<SharedState>);

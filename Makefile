@@ -21,16 +21,25 @@ include $(PGXS)
 # Every object depends on the headers (PGXS tracks no header dependencies).
 $(OBJS): $(wildcard src/core/*.hpp src/pg/*.hpp)
 
-# GoogleTest for the pure C++ core.
+# GoogleTest for the pure C++ core, plain and under the thread, address and
+# undefined-behaviour sanitizers.
+UNIT_SOURCES = test/unit/*.cpp src/core/text.cpp
+UNIT_CXX = $(CXX) -std=c++20 -g -Wall -Wextra -pthread
 GTEST_BIN = test/unit/core_tests
-$(GTEST_BIN): test/unit/*.cpp src/core/*.hpp src/core/*.cpp
-	$(CXX) -std=c++20 -O2 -g -Wall -Wextra -pthread -o $@ test/unit/*.cpp src/core/text.cpp -lgtest -lgtest_main
+$(GTEST_BIN): test/unit/*.cpp test/unit/*.hpp src/core/*.hpp src/core/*.cpp
+	$(UNIT_CXX) -O2 -o $@ $(UNIT_SOURCES) -lgtest -lgtest_main
+$(GTEST_BIN)-tsan: test/unit/*.cpp test/unit/*.hpp src/core/*.hpp src/core/*.cpp
+	$(UNIT_CXX) -O1 -fsanitize=thread -o $@ $(UNIT_SOURCES) -lgtest -lgtest_main
+$(GTEST_BIN)-asan: test/unit/*.cpp test/unit/*.hpp src/core/*.hpp src/core/*.cpp
+	$(UNIT_CXX) -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -o $@ $(UNIT_SOURCES) -lgtest -lgtest_main
 
-unit: $(GTEST_BIN)
+unit: $(GTEST_BIN) $(GTEST_BIN)-tsan $(GTEST_BIN)-asan
+	./$(GTEST_BIN)-tsan --gtest_brief=1
+	./$(GTEST_BIN)-asan --gtest_brief=1
 	./$(GTEST_BIN)
 
 bench:
 	bash test/bench/run
 
 .PHONY: unit bench
-EXTRA_CLEAN = $(GTEST_BIN) tmp_check results regression.diffs regression.out
+EXTRA_CLEAN = $(GTEST_BIN) $(GTEST_BIN)-tsan $(GTEST_BIN)-asan tmp_check results regression.diffs regression.out

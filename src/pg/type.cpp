@@ -29,19 +29,19 @@ TimestampTz timestamp_of(std::uint64_t id) {
 }  // namespace
 
 SNOWFLAKE_FUNCTION(snowflake_in) {
-    const char* text = PG_GETARG_CSTRING(0);
+    const char* input = PG_GETARG_CSTRING(0);
     std::uint64_t id;
-    switch (parse_id(text, id)) {
+    switch (parse_id(input, id)) {
         case ParseResult::Ok:
             break;
         case ParseResult::Syntax:
             ereport(ERROR, (errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
-                            errmsg("invalid input syntax for type snowflake: \"%s\"", text),
+                            errmsg("invalid input syntax for type snowflake: \"%s\"", input),
                             errdetail("A snowflake is written as decimal digits only.")));
             break;
         case ParseResult::OutOfRange:
             ereport(ERROR, (errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-                            errmsg("value \"%s\" is out of range for type snowflake", text),
+                            errmsg("value \"%s\" is out of range for type snowflake", input),
                             errdetail("A snowflake is at most 9223372036854775807.")));
             break;
     }
@@ -49,9 +49,9 @@ SNOWFLAKE_FUNCTION(snowflake_in) {
 }
 
 SNOWFLAKE_FUNCTION(snowflake_out) {
-    char* text = static_cast<char*>(palloc(MAXINT8LEN + 1));
-    pg_lltoa(PG_GETARG_INT64(0), text);
-    PG_RETURN_CSTRING(text);
+    char* output = static_cast<char*>(palloc(MAXINT8LEN + 1));
+    pg_lltoa(PG_GETARG_INT64(0), output);
+    PG_RETURN_CSTRING(output);
 }
 
 SNOWFLAKE_FUNCTION(snowflake_recv) {

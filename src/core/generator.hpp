@@ -174,7 +174,7 @@ Reservation reserve(GeneratorState& state, const Config& config, std::uint64_t w
         const std::uint64_t first =
             std::max(successor(last, config.worker_id), compose(now, config.worker_id, 0));
         const std::uint64_t first_ms = time_of(first);
-        if (first_ms > kMaxTime || first > kMaxId) {
+        if (first_ms > kMaxTime) {  // past the last ms: the id would need bit 63
             r.status = Status::TimeExhausted;
             return r;
         }

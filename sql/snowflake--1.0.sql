@@ -12,8 +12,8 @@ CREATE FUNCTION snowflake_nextvals(n bigint) RETURNS SETOF bigint
 COMMENT ON FUNCTION snowflake_nextvals(bigint) IS 'n increasing ids, reserved at once';
 
 CREATE FUNCTION snowflake_status(
-    OUT worker_id integer, OUT epoch timestamptz, OUT last_id bigint, OUT lead_ms bigint,
-    OUT lease_until timestamptz, OUT clock_regressions bigint, OUT borrowed_ms bigint,
+    OUT worker_id integer, OUT epoch timestamptz, OUT last_id bigint,
+    OUT restart_floor timestamptz, OUT lead_ms bigint, OUT lease_until timestamptz, OUT clock_regressions bigint, OUT borrowed_ms bigint,
     OUT waits bigint, OUT lease_extensions bigint, OUT generating boolean)
     AS 'MODULE_PATHNAME', 'snowflake_status' LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION snowflake_status() IS 'the generator''s settings, position and counters';

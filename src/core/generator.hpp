@@ -18,13 +18,20 @@ enum class Status : std::uint8_t {
     NeedLease,        // extend the durable lease to cover lease_needed_ms, then retry
     ClockBeforeEpoch, // the system clock reads earlier than snowflake.epoch
     TimeExhausted,    // the 41-bit time field is used up for this epoch
+    NoWorker,         // no worker id is in effect
 };
+
+inline constexpr std::uint32_t kNoWorker = UINT32_MAX;
 
 // Shared by every backend. Standard layout, lock-free atomics only.
 struct GeneratorState {
-    std::atomic<std::uint64_t> last_id;     // highest id issued (or the restart floor)
-    std::atomic<std::uint64_t> clock_high;  // highest clock reading seen, ms since epoch
-    std::atomic<std::uint64_t> lease_ms;    // durable: ids up to this time may be issued
+    std::atomic<std::uint64_t> last_id;        // highest id issued since start; 0: none yet
+    std::atomic<std::uint32_t> worker_id;      // in effect for the whole node, or kNoWorker
+    std::atomic<std::uint64_t> floor_id;       // ids issued before start (or by the primary) are <= it
+    std::atomic<std::uint64_t> floor_lead_ms;  // how far the floor put ids ahead of clock_high
+    std::atomic<std::uint64_t> clock_high;     // highest clock reading seen, also before a restart
+    std::atomic<std::uint64_t> lease_ms;       // durable: ids up to this time may be issued
+    std::atomic<std::uint64_t> lease_wanted_ms;  // the highest lease a caller has asked for
     std::atomic<std::uint32_t> in_regression;  // odd while the clock reads below clock_high
     std::atomic<std::uint64_t> regressions;    // clock-regression events seen
     std::atomic<std::uint64_t> borrowed_ms;    // ms taken ahead of the clock
@@ -37,97 +44,110 @@ static_assert(std::atomic<std::uint32_t>::is_always_lock_free);
 
 struct Config {
     std::int64_t epoch_unix_ms;   // the epoch, as ms since 1970-01-01 UTC
-    std::uint32_t worker_id;      // 0..kMaxWorker
     std::uint64_t max_lead_ms;    // how far ids may run ahead of clock_high
-    std::uint64_t lease_span_ms;  // how far a lease extension reaches past need
-    std::uint64_t lease_idle_ms = 600000;  // the lease worker stops after this long unused
+    std::uint64_t lease_span_ms;  // how far the lease reaches past the lead window
 };
 
 struct Reservation {
     Status status = Status::Granted;
     std::uint64_t first = 0;  // Granted: the first id
     std::uint64_t count = 0;  // Granted: how many ids, 1..requested
+    std::uint64_t replaced = 0;         // Granted: the last id issued before this grant (0: none)
     std::uint64_t wait_until_ms = 0;    // WaitForClock: clock reading to wait for
     std::uint64_t lease_needed_ms = 0;  // NeedLease: time the lease must cover
     std::uint64_t regression_ms = 0;    // > 0: this call saw a new clock regression of that size
     bool lease_low = false;             // Granted: the lease should be extended soon
 };
 
-// Puts the state in its start-up shape. `floor_ms` is the persisted lease
-// (every id issued before has a time <= floor_ms), or nothing on a new node.
-inline void init_state(GeneratorState& state, bool has_floor, std::uint64_t floor_ms) noexcept {
-    // The floor counts as a clock reading: after a restart with the clock set
-    // back, ids continue from it without waiting for the clock to catch up.
-    const std::uint64_t start = has_floor ? std::min(floor_ms + 1, kMaxTime) : 0;
-    // Above every id of the floor's ms, of any worker; at kMaxTime that is kMaxId
-    // (nothing left to issue), not an id of kMaxTime again.
-    state.last_id.store(has_floor ? compose(std::min(floor_ms, kMaxTime), kMaxWorker, kMaxSequence)
-                                  : 0);
-    state.clock_high.store(start);
-    state.lease_ms.store(has_floor ? floor_ms : 0);
-    // Behind the floor after a crash is not a clock regression: the event is
-    // open from the start (odd) and closes once the clock passes the floor.
-    state.in_regression.store(has_floor ? 1 : 0);
+namespace detail {
+inline void raise_to(std::atomic<std::uint64_t>& value, std::uint64_t to) noexcept {
+    std::uint64_t seen = value.load();
+    while (seen < to && !value.compare_exchange_weak(seen, to)) {
+    }
+}
+}  // namespace detail
+
+// Raises the floor: afterwards every id is above every id of time <= floor_ms.
+// `clock_ms` is the highest clock reading the floor was taken at (a restart
+// reads it from the lease file, a standby from its primary's lease record):
+// it counts as a reading seen, so a clock behind it is a regression. Ids that
+// the floor puts ahead of that reading may keep that lead (floor_lead_ms)
+// without waiting, until they come back within max_lead of the clock. Only
+// ever raises.
+inline void raise_floor(GeneratorState& state, std::uint64_t floor_ms, std::uint64_t clock_ms) noexcept {
+    floor_ms = std::min(floor_ms, kMaxTime);
+    detail::raise_to(state.floor_id, compose(floor_ms, kMaxWorker, kMaxSequence));
+    detail::raise_to(state.clock_high, std::min(clock_ms, kMaxTime));
+    const std::uint64_t high = state.clock_high.load();
+    if (floor_ms + 1 > high) detail::raise_to(state.floor_lead_ms, floor_ms + 1 - high);
+}
+
+// Puts the state in its start-up shape: no id issued, the given worker id,
+// and, when a lease was persisted, its mark as the floor.
+inline void init_state(GeneratorState& state, std::uint32_t worker_id, bool has_lease,
+                       std::uint64_t lease_ms, std::uint64_t clock_ms) noexcept {
+    state.last_id.store(0);
+    state.worker_id.store(worker_id);
+    state.floor_id.store(0);
+    state.floor_lead_ms.store(0);
+    state.clock_high.store(0);
+    state.lease_ms.store(has_lease ? lease_ms : 0);
+    state.lease_wanted_ms.store(0);
+    state.in_regression.store(0);
     state.regressions.store(0);
     state.borrowed_ms.store(0);
     state.waits.store(0);
     state.lease_extensions.store(0);
+    if (has_lease) raise_floor(state, lease_ms, clock_ms);
 }
 
-// Raises the floor while running (a standby replaying its primary's lease):
-// afterwards every id is above every id of time <= floor_ms. Only ever raises.
-inline void raise_floor(GeneratorState& state, std::uint64_t floor_ms) noexcept {
-    floor_ms = std::min(floor_ms, kMaxTime);
-    const std::uint64_t last = compose(floor_ms, kMaxWorker, kMaxSequence);
-    const std::uint64_t high = std::min(floor_ms + 1, kMaxTime);
-    std::uint64_t seen = state.last_id.load();
-    while (seen < last && !state.last_id.compare_exchange_weak(seen, last)) {
-    }
-    seen = state.clock_high.load();
-    while (seen < high && !state.clock_high.compare_exchange_weak(seen, high)) {
-    }
-    seen = state.lease_ms.load();
-    while (seen < floor_ms && !state.lease_ms.compare_exchange_weak(seen, floor_ms)) {
-    }
-    // As at start-up: being behind the floor is not a clock regression.
-    std::uint32_t regression = state.in_regression.load();
-    while (regression % 2 == 0 &&
-           !state.in_regression.compare_exchange_weak(regression, regression + 1)) {
-    }
+// The highest id issued, before or since start: new ids go above it.
+inline std::uint64_t id_floor(const GeneratorState& state) noexcept {
+    return std::max(state.last_id.load(std::memory_order_acquire),
+                    state.floor_id.load(std::memory_order_acquire));
 }
 
-// Where the lease should reach so that the next span of generation needs no disk.
-inline std::uint64_t lease_target(const GeneratorState& state, const Config& config) noexcept {
-    const std::uint64_t ahead = std::max(time_of(state.last_id.load(std::memory_order_relaxed)),
-                                         state.clock_high.load(std::memory_order_relaxed));
-    return std::min(ahead + config.max_lead_ms + config.lease_span_ms, kMaxTime);
+// The lease to write for a caller that needs `needed_ms`, at clock reading
+// `now_ms`: a span past the lead window of the highest clock reading, and
+// never further (whatever the ids ahead of the clock), so that the first id
+// after any number of crashes is at most max_lead + lease_span (+1 ms) ahead
+// of the clock.
+inline std::uint64_t lease_target(const GeneratorState& state, const Config& config,
+                                  std::uint64_t needed_ms, std::uint64_t now_ms = 0) noexcept {
+    const std::uint64_t high = std::max(now_ms, state.clock_high.load(std::memory_order_relaxed));
+    return std::min(std::max(needed_ms, high + config.max_lead_ms + config.lease_span_ms), kMaxTime);
 }
 
-// True when the lease covers less than half a span past the lead window.
-inline bool lease_is_low(std::uint64_t last_ms, std::uint64_t lease_ms, const Config& config) noexcept {
-    return last_ms + config.max_lead_ms + config.lease_span_ms / 2 > lease_ms;
+// True when the lease covers less than half a span past the lead window of `clock_ms`.
+inline bool lease_is_low(std::uint64_t clock_ms, std::uint64_t lease_ms, const Config& config) noexcept {
+    return clock_ms + config.max_lead_ms + config.lease_span_ms / 2 > lease_ms;
 }
 
-// The lease worker's decision at clock reading `now_ms` (ms since the epoch):
-// where to extend the lease to, or 0 when it need not. While the node is in
-// use (an id issued within lease_idle_ms) the lease stays ahead of the clock,
-// so that a call after a pause does not wait on disk; on an idle node it
-// lapses, and the next call extends it itself.
-inline std::uint64_t lease_worker_target(const GeneratorState& state, const Config& config,
+// Asks for the lease to cover `needed_ms` (the lease writer reads it).
+inline void request_lease(GeneratorState& state, std::uint64_t needed_ms) noexcept {
+    detail::raise_to(state.lease_wanted_ms, needed_ms);
+}
+
+// The lease writer's decision at clock reading `now_ms` (ms since the epoch):
+// where to extend the lease to, or 0 when it need not. It serves requests,
+// and keeps the lease ahead of the clock while the node is in use: until one
+// lease span after the time of the last id. An idle node, or one restarted
+// without issuing an id, writes nothing.
+inline std::uint64_t lease_writer_target(const GeneratorState& state, const Config& config,
                                          std::uint64_t now_ms) noexcept {
+    const std::uint64_t lease = state.lease_ms.load();
+    const std::uint64_t wanted = state.lease_wanted_ms.load();
+    if (wanted > lease) return lease_target(state, config, wanted, now_ms);
     const std::uint64_t last = state.last_id.load(std::memory_order_relaxed);
-    if (last == 0) return 0;
-    const std::uint64_t last_ms = time_of(last);
-    if (now_ms > last_ms + config.lease_idle_ms) return 0;
-    const std::uint64_t ahead = std::max(last_ms, now_ms);
-    if (!lease_is_low(ahead, state.lease_ms.load(std::memory_order_relaxed), config)) return 0;
-    return std::max(lease_target(state, config),
-                    std::min(ahead + config.max_lead_ms + config.lease_span_ms, kMaxTime));
+    if (last == 0 || now_ms > time_of(last) + config.lease_span_ms) return 0;
+    const std::uint64_t clock = std::max(now_ms, state.clock_high.load(std::memory_order_relaxed));
+    if (!lease_is_low(clock, lease, config)) return 0;
+    return lease_target(state, config, 0, now_ms);
 }
 
-// Reserves up to `wanted` consecutive ids of this worker. `read_clock` returns
-// ms since 1970-01-01 UTC. Lock-free: one clock read and one compare-and-swap
-// in the common path; safe for any number of concurrent callers.
+// Reserves up to `wanted` consecutive ids of the node's worker id. `read_clock`
+// returns ms since 1970-01-01 UTC. Lock-free: one clock read and one
+// compare-and-swap in the common path; safe for any number of concurrent callers.
 template <class Clock>
 Reservation reserve(GeneratorState& state, const Config& config, std::uint64_t wanted,
                     Clock&& read_clock) noexcept {
@@ -167,12 +187,25 @@ Reservation reserve(GeneratorState& state, const Config& config, std::uint64_t w
         if (regression % 2 != 0)
             state.in_regression.compare_exchange_strong(expected, regression + 1);
     }
-    const std::uint64_t limit_ms = std::min(std::max(seen, now) + config.max_lead_ms, kMaxTime);
+    const std::uint64_t clock = std::max(seen, now);
+    const std::uint64_t floor_lead = state.floor_lead_ms.load(std::memory_order_relaxed);
+    const std::uint64_t lead = std::max(config.max_lead_ms, floor_lead);
+    const std::uint64_t limit_ms = std::min(clock + lead, kMaxTime);
 
+    // The worker id is read after the last id, on every attempt: a hand-over
+    // (hand_over_worker) changes the worker id and then issues an id under the
+    // new one, so an attempt still using the old worker id fails its CAS.
     std::uint64_t last = state.last_id.load(std::memory_order_acquire);
     for (;;) {
+        const std::uint32_t worker_id = state.worker_id.load(std::memory_order_acquire);
+        if (worker_id == kNoWorker) {
+            r.status = Status::NoWorker;
+            return r;
+        }
+        const std::uint64_t above =
+            std::max(last, state.floor_id.load(std::memory_order_acquire));
         const std::uint64_t first =
-            std::max(successor(last, config.worker_id), compose(now, config.worker_id, 0));
+            std::max(above == 0 ? 0 : successor(above, worker_id), compose(now, worker_id, 0));
         const std::uint64_t first_ms = time_of(first);
         if (first_ms > kMaxTime) {  // past the last ms: the id would need bit 63
             r.status = Status::TimeExhausted;
@@ -180,7 +213,7 @@ Reservation reserve(GeneratorState& state, const Config& config, std::uint64_t w
         }
         if (first_ms > limit_ms) {
             r.status = Status::WaitForClock;
-            r.wait_until_ms = first_ms - config.max_lead_ms;
+            r.wait_until_ms = first_ms - lead;
             return r;
         }
         const std::uint64_t lease = state.lease_ms.load(std::memory_order_acquire);
@@ -195,12 +228,16 @@ Reservation reserve(GeneratorState& state, const Config& config, std::uint64_t w
         if (state.last_id.compare_exchange_weak(last, last_new, std::memory_order_acq_rel,
                                                 std::memory_order_acquire)) {
             const std::uint64_t new_ms = time_of(last_new);
-            const std::uint64_t before = std::max(now, time_of(last));
+            const std::uint64_t before = std::max(now, time_of(above));
             if (new_ms > before)
                 state.borrowed_ms.fetch_add(new_ms - before, std::memory_order_relaxed);
+            // Back within max_lead of the clock: the floor's allowance has done its job.
+            if (floor_lead != 0 && new_ms <= clock + config.max_lead_ms)
+                state.floor_lead_ms.store(0, std::memory_order_relaxed);
             r.first = first;
             r.count = count;
-            r.lease_low = lease_is_low(new_ms, lease, config);
+            r.replaced = last;
+            r.lease_low = lease_is_low(clock, lease, config);
             return r;
         }
     }

@@ -107,9 +107,10 @@ bool parse_timestamp(const char* text, std::int64_t& unix_ms) noexcept {
 }
 
 std::size_t format_lease(const Lease& lease, char* buf) noexcept {
-    const int n = std::snprintf(buf, kLeaseTextMax, "snowflake lease 1\nepoch_unix_ms %lld\nlease_ms %llu\n",
+    const int n = std::snprintf(buf, kLeaseTextMax, "snowflake lease 2\nepoch_unix_ms %lld\nlease_ms %llu\nclock_ms %llu\n",
                                 static_cast<long long>(lease.epoch_unix_ms),
-                                static_cast<unsigned long long>(lease.lease_ms));
+                                static_cast<unsigned long long>(lease.lease_ms),
+                                static_cast<unsigned long long>(lease.clock_ms));
     return n > 0 ? static_cast<std::size_t>(n) : 0;
 }
 
@@ -119,9 +120,10 @@ bool parse_lease(const char* text, std::size_t length, Lease& lease) noexcept {
     std::memcpy(copy, text, length);
     copy[length] = '\0';
     const char* p = copy;
-    static constexpr char kHeader[] = "snowflake lease 1\nepoch_unix_ms ";
+    static constexpr char kHeader[] = "snowflake lease 2\nepoch_unix_ms ";
     static constexpr char kMiddle[] = "\nlease_ms ";
-    std::uint64_t epoch, lease_ms;
+    static constexpr char kClock[] = "\nclock_ms ";
+    std::uint64_t epoch, lease_ms, clock_ms;
     bool overflow;
     if (std::strncmp(p, kHeader, sizeof kHeader - 1) != 0) return false;
     p += sizeof kHeader - 1;
@@ -129,9 +131,12 @@ bool parse_lease(const char* text, std::size_t length, Lease& lease) noexcept {
     if (std::strncmp(p, kMiddle, sizeof kMiddle - 1) != 0) return false;
     p += sizeof kMiddle - 1;
     if (!unsigned_decimal(p, kMaxTime, lease_ms, overflow) || overflow) return false;
+    if (std::strncmp(p, kClock, sizeof kClock - 1) != 0) return false;
+    p += sizeof kClock - 1;
+    if (!unsigned_decimal(p, kMaxTime, clock_ms, overflow) || overflow) return false;
     if (std::strcmp(p, "\n") != 0) return false;
     // Exactly what format_lease writes: no leading zeros, nothing after a NUL.
-    const Lease parsed{static_cast<std::int64_t>(epoch), lease_ms};
+    const Lease parsed{static_cast<std::int64_t>(epoch), lease_ms, clock_ms};
     char written[kLeaseTextMax];
     if (format_lease(parsed, written) != length || std::memcmp(written, text, length) != 0)
         return false;

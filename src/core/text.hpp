@@ -17,10 +17,12 @@ ParseResult parse_id(const char* text, std::uint64_t& id) noexcept;
 // offset is given, years 1970..9999. Sets ms since 1970-01-01 00:00:00 UTC.
 bool parse_timestamp(const char* text, std::int64_t& unix_ms) noexcept;
 
-// The lease file: the epoch it was taken under and its high-water mark.
+// The lease file: the epoch it was taken under, its high-water mark, and the
+// highest clock reading seen when it was written.
 struct Lease {
     std::int64_t epoch_unix_ms;
     std::uint64_t lease_ms;  // every id issued has a time <= lease_ms
+    std::uint64_t clock_ms;  // ms since the epoch
     bool operator==(const Lease&) const = default;
 };
 

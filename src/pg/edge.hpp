@@ -10,18 +10,22 @@ extern "C" {
 #include "postgres.h"
 
 #include "fmgr.h"
+#include "storage/condition_variable.h"
 #include "storage/latch.h"
-#include "storage/lwlock.h"
+#include "utils/timestamp.h"
 }
 
 #include <atomic>
+#include <cstring>
 #include <exception>
 
 namespace snowflake::pg {
 
-// Settings (GUC variables); see module.cpp.
+// Settings (GUC variables); see module.cpp. The worker id in effect is the
+// shared one (GeneratorState::worker_id), which the lease writer applies.
 extern int worker_id_setting;  // -1: unset
 extern int max_lead_setting;   // ms
+extern int lease_span_setting;  // ms
 extern char* epoch_setting;
 std::int64_t epoch_unix_ms();  // snowflake.epoch, parsed
 
@@ -33,23 +37,40 @@ struct SharedState {
     std::int64_t epoch_unix_ms;        // the epoch in force since start-up
     std::int64_t lease_epoch_unix_ms;  // the epoch the lease file was taken under
     std::atomic<Blocked> blocked;       // set at start-up, or by replay on a standby
-    std::atomic<Latch*> lease_worker_latch;  // wakes the lease worker; null until it runs
+    std::atomic<Latch*> lease_writer_latch;  // wakes the lease writer; null while none runs
+    std::atomic<std::uint32_t> writer_busy;    // 1 while a process writes the lease
+    std::atomic<std::uint64_t> lease_failures;  // lease writes that failed
+    ConditionVariable lease_written;            // broadcast after every write attempt
 };
 static_assert(std::is_standard_layout_v<SharedState>);
 
 SharedState* shared_state();  // null unless loaded by shared_preload_libraries
-Config generator_config(std::uint32_t worker_id);
-LWLock* lease_lock();
+Config generator_config();
 
-// The durable lease (lease.cpp).
+// The durable lease and the lease writer (lease.cpp).
 void load_lease(SharedState& shared);  // at shared memory start-up
 void shrink_lease_at_shutdown(int code, Datum);
 void register_lease_wal();
 void register_lease_worker();
-// Makes the durable lease cover `needed_ms` (and a span beyond); waits on disk.
+// Waits (interruptibly) until the durable lease covers `needed_ms`.
 void extend_lease(SharedState& shared, std::uint64_t needed_ms);
 
 inline constexpr std::int64_t kUnixToPostgresMs = 946684800000;  // 1970 -> 2000 epoch
+
+std::int64_t unix_now_us() noexcept;
+inline std::int64_t unix_now_ms() noexcept { return unix_now_us() / 1000; }
+inline TimestampTz timestamptz_of_unix_ms(std::int64_t unix_ms) {
+    return (unix_ms - kUnixToPostgresMs) * 1000;
+}
+
+// Copies a NUL-terminated name into a fixed buffer, truncating.
+template <std::size_t N>
+void copy_name(char (&to)[N], const char* from) noexcept {
+    std::size_t length = std::strlen(from);
+    if (length >= N) length = N - 1;
+    std::memcpy(to, from, length);
+    to[length] = '\0';
+}
 
 // The one error boundary for failures the core reports.
 [[noreturn]] void raise(Status status);
@@ -57,7 +78,7 @@ inline constexpr std::int64_t kUnixToPostgresMs = 946684800000;  // 1970 -> 2000
 // Declares an SQL-callable function whose body is C++. An exception never
 // reaches PostgreSQL's C frames: its message is copied, the catch is left,
 // and only then is the ERROR raised.
-void raise_exception(const char* what) pg_attribute_noreturn();
+[[noreturn]] void raise_exception(const char* what);
 
 #define SNOWFLAKE_FUNCTION(name)                                             \
     static Datum name##_body(FunctionCallInfo fcinfo);                       \
@@ -68,9 +89,9 @@ void raise_exception(const char* what) pg_attribute_noreturn();
         try {                                                                \
             return name##_body(fcinfo);                                      \
         } catch (const std::exception& e) {                                  \
-            strlcpy(message, e.what(), sizeof message);                      \
+            ::snowflake::pg::copy_name(message, e.what());                   \
         } catch (...) {                                                      \
-            strlcpy(message, "unknown C++ exception", sizeof message);       \
+            ::snowflake::pg::copy_name(message, "unknown C++ exception");    \
         }                                                                    \
         ::snowflake::pg::raise_exception(message);                           \
     }                                                                        \

@@ -22,6 +22,14 @@ void raise(Status status) {
                                    "end of snowflake.epoch \"%s\"",
                                    epoch_setting)));
             break;
+        case Status::NoWorker:
+            ereport(ERROR,
+                    (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                     errmsg("snowflake.worker_id is not set"),
+                     errhint("Add this line to postgresql.conf, with a number 0..1023 that no "
+                             "other node uses, then run SELECT pg_reload_conf():\n"
+                             "snowflake.worker_id = 1")));
+            break;
         default:
             break;
     }

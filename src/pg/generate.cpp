@@ -10,20 +10,10 @@ extern "C" {
 #include "utils/timestamp.h"
 }
 
-#include <time.h>
-
 using namespace snowflake;
 using namespace snowflake::pg;
 
 namespace {
-
-std::int64_t unix_now_us() noexcept {
-    struct timespec now;
-    clock_gettime(CLOCK_REALTIME, &now);
-    return std::int64_t{now.tv_sec} * 1000000 + now.tv_nsec / 1000;
-}
-
-std::int64_t unix_now_ms() noexcept { return unix_now_us() / 1000; }
 
 // Sleeps until the clock reads `unix_ms`: to the microsecond for the short
 // waits of a backend at its lead limit, on the latch (a second at most) for
@@ -38,10 +28,6 @@ void sleep_until(std::int64_t unix_ms) {
     (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
                     std::min<std::int64_t>(wait_us / 1000, 1000), PG_WAIT_EXTENSION);
     ResetLatch(MyLatch);
-}
-
-TimestampTz timestamptz_of_unix_ms(std::int64_t unix_ms) {
-    return (unix_ms - kUnixToPostgresMs) * 1000;
 }
 
 // The generator, once every precondition holds; each refusal says what to do.
@@ -66,8 +52,13 @@ SharedState& generator_or_refuse() {
                  errmsg("snowflake.epoch changed from \"%s\" to \"%s\" on a node that has "
                         "issued ids",
                         timestamptz_to_str(old_epoch), epoch_setting),
-                 errdetail("Ids made under the new epoch would not sort after the ones "
-                           "already issued."),
+                 state->epoch_unix_ms > state->lease_epoch_unix_ms
+                     ? errdetail("The new epoch is later: new ids would carry smaller times and "
+                                 "could repeat ids already issued.")
+                     : errdetail("The new epoch is earlier: ids already issued would decode to "
+                                 "times %lld ms too early.",
+                                 static_cast<long long>(state->lease_epoch_unix_ms -
+                                                        state->epoch_unix_ms)),
                  errhint("Set snowflake.epoch = '%s' again and restart, or, to start a new id "
                          "space on purpose, remove the file pg_snowflake/lease in the data "
                          "directory and restart.",
@@ -79,20 +70,13 @@ SharedState& generator_or_refuse() {
                  errmsg("the snowflake lease file pg_snowflake/lease could not be read"),
                  errhint("Restore it from a backup, or remove it and restart once the system "
                          "clock is later than the last id issued.")));
-    if (worker_id_setting < 0)
-        ereport(ERROR,
-                (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-                 errmsg("snowflake.worker_id is not set"),
-                 errhint("Add this line to postgresql.conf, with a number 0..1023 that no other "
-                         "node uses, then run SELECT pg_reload_conf():\n"
-                         "snowflake.worker_id = 1")));
     return *state;
 }
 
 // Reserves 1..wanted ids, waiting (interruptibly) for the clock or the lease.
 Reservation reserve_ids(std::uint64_t wanted) {
     SharedState& state = generator_or_refuse();
-    const Config config = generator_config(static_cast<std::uint32_t>(worker_id_setting));
+    const Config config = generator_config();
     bool waited = false;
     for (;;) {
         const Reservation r = reserve(state.generator, config, wanted, unix_now_ms);
@@ -103,7 +87,7 @@ Reservation reserve_ids(std::uint64_t wanted) {
         switch (r.status) {
             case Status::Granted:
                 if (r.lease_low) {
-                    if (Latch* latch = state.lease_worker_latch.load(std::memory_order_relaxed))
+                    if (Latch* latch = state.lease_writer_latch.load(std::memory_order_relaxed))
                         SetLatch(latch);
                 }
                 return r;
@@ -180,40 +164,55 @@ SNOWFLAKE_FUNCTION(snowflake_nextvals) {
     SRF_RETURN_NEXT(context, Int64GetDatum(static_cast<std::int64_t>(id)));
 }
 
+// Only what is known: last_id and lead_ms are NULL until an id is issued
+// after start; restart_floor is the mark that ids before the start are under.
 SNOWFLAKE_FUNCTION(snowflake_status) {
     TupleDesc descriptor;
     if (get_call_result_type(fcinfo, nullptr, &descriptor) != TYPEFUNC_COMPOSITE)
         elog(ERROR, "snowflake_status: return type must be a row type");
     descriptor = BlessTupleDesc(descriptor);
-    Datum values[10];
-    bool nulls[10] = {};
+    constexpr int kColumns = 11;
+    Datum values[kColumns];
+    bool nulls[kColumns];
+    for (int i = 0; i < kColumns; ++i) nulls[i] = true;
     const SharedState* state = shared_state();
-    values[0] = Int32GetDatum(worker_id_setting);
-    nulls[0] = worker_id_setting < 0;
     values[1] = TimestampTzGetDatum(timestamptz_of_unix_ms(epoch_unix_ms()));
-    if (state == nullptr) {
-        for (int i = 2; i < 9; ++i) nulls[i] = true;
-        values[9] = BoolGetDatum(false);
-    } else {
-        const GeneratorState& g = state->generator;
-        const std::uint64_t last = g.last_id.load();
-        const std::uint64_t lease = g.lease_ms.load();
-        const bool issued = last != 0 && lease != 0;
-        values[2] = Int64GetDatum(static_cast<std::int64_t>(last));
-        nulls[2] = !issued;
-        const std::int64_t lead =
-            static_cast<std::int64_t>(time_of(last)) + state->epoch_unix_ms - unix_now_ms();
-        values[3] = Int64GetDatum(std::max<std::int64_t>(lead, 0));
-        nulls[3] = !issued;
-        values[4] = TimestampTzGetDatum(timestamptz_of_unix_ms(
-            state->epoch_unix_ms + static_cast<std::int64_t>(lease)));
-        nulls[4] = lease == 0;
-        values[5] = Int64GetDatum(static_cast<std::int64_t>(g.regressions.load()));
-        values[6] = Int64GetDatum(static_cast<std::int64_t>(g.borrowed_ms.load()));
-        values[7] = Int64GetDatum(static_cast<std::int64_t>(g.waits.load()));
-        values[8] = Int64GetDatum(static_cast<std::int64_t>(g.lease_extensions.load()));
-        values[9] = BoolGetDatum(state->blocked == Blocked::No && !RecoveryInProgress() &&
-                                 worker_id_setting >= 0);
+    nulls[1] = false;
+    values[10] = BoolGetDatum(false);
+    nulls[10] = false;
+    if (state == nullptr) {  // not preloaded: the setting is all there is
+        values[0] = Int32GetDatum(worker_id_setting);
+        nulls[0] = worker_id_setting < 0;
+        PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(descriptor, values, nulls)));
     }
+    const GeneratorState& g = state->generator;
+    auto time_of_ms = [state](std::uint64_t ms) {
+        return TimestampTzGetDatum(
+            timestamptz_of_unix_ms(state->epoch_unix_ms + static_cast<std::int64_t>(ms)));
+    };
+    const std::uint32_t worker_id = g.worker_id.load();
+    values[0] = Int32GetDatum(static_cast<std::int32_t>(worker_id));
+    nulls[0] = worker_id == kNoWorker;
+    const std::uint64_t last = g.last_id.load();
+    values[2] = Int64GetDatum(static_cast<std::int64_t>(last));
+    nulls[2] = last == 0;
+    const std::uint64_t floor = g.floor_id.load();
+    values[3] = time_of_ms(time_of(floor));
+    nulls[3] = floor == 0;
+    const std::int64_t lead =
+        static_cast<std::int64_t>(time_of(last)) + state->epoch_unix_ms - unix_now_ms();
+    values[4] = Int64GetDatum(std::max<std::int64_t>(lead, 0));
+    nulls[4] = last == 0;
+    const std::uint64_t lease = g.lease_ms.load();
+    values[5] = time_of_ms(lease);
+    nulls[5] = lease == 0;
+    const std::uint64_t counters[] = {g.regressions.load(), g.borrowed_ms.load(), g.waits.load(),
+                                      g.lease_extensions.load()};
+    for (int i = 0; i < 4; ++i) {
+        values[6 + i] = Int64GetDatum(static_cast<std::int64_t>(counters[i]));
+        nulls[6 + i] = false;
+    }
+    values[10] = BoolGetDatum(state->blocked == Blocked::No && !RecoveryInProgress() &&
+                              worker_id != kNoWorker);
     PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(descriptor, values, nulls)));
 }

@@ -1,6 +1,12 @@
 // The durable lease: a high-water mark in $PGDATA/pg_snowflake/lease that no
-// issued id passes, kept ahead of need by a background worker, and written to
-// the WAL so that a standby knows its primary's mark when it is promoted.
+// issued id passes, kept ahead of need by a background worker (the lease
+// writer), and written to the WAL so that a standby knows its primary's mark
+// when it is promoted. The writer also applies snowflake.worker_id changes.
+//
+// One process writes at a time (writer_busy). Backends that need the lease
+// ask the writer and wait on a condition variable, so that a stalled disk
+// never holds them where cancel and statement_timeout cannot reach; only when
+// no writer process runs does a backend write the lease itself.
 #include "edge.hpp"
 
 extern "C" {
@@ -19,7 +25,7 @@ extern "C" {
 #include "utils/guc.h"
 #include "utils/timestamp.h"
 
-PGDLLEXPORT void snowflake_lease_worker_main(Datum argument) pg_attribute_noreturn();
+PGDLLEXPORT void snowflake_lease_worker_main(Datum argument);
 }
 
 #include <fcntl.h>
@@ -48,11 +54,17 @@ bool read_lease(Lease& lease, bool& readable) {
     return true;
 }
 
-// Writes the lease durably: temp file, fsync, rename, fsync of the directory.
+// Writes the lease durably: temp file, fsync, rename, fsync of the directory
+// (and of the data directory when pg_snowflake is new). A failure leaves the
+// old file in place and is reported at `elevel`; the caller then publishes
+// nothing, so no id is ever issued beyond a mark that is not on disk. The next
+// attempt writes a fresh temp file, never retrying an fsync on the old one.
 bool write_lease(const Lease& lease, int elevel) {
     char text[kLeaseTextMax];
     const std::size_t length = format_lease(lease, text);
-    if (MakePGDirectory(kLeaseDirectory) < 0 && errno != EEXIST) {
+    if (MakePGDirectory(kLeaseDirectory) == 0) {
+        if (fsync_fname_ext(".", true, false, elevel) != 0) return false;
+    } else if (errno != EEXIST) {
         ereport(elevel, (errcode_for_file_access(),
                          errmsg("could not create directory \"%s\": %m", kLeaseDirectory)));
         return false;
@@ -91,6 +103,9 @@ constexpr std::uint8_t kLeaseRecord = 0x00;
 void log_lease(const Lease& lease) {
     XLogBeginInsert();
     XLogRegisterData(reinterpret_cast<char*>(const_cast<Lease*>(&lease)), sizeof lease);
+    // Not activity: an idle node's checkpoints are still skipped and
+    // archive_timeout does not switch segments for it.
+    XLogSetRecordFlags(XLOG_MARK_UNIMPORTANT);
     // Flushed so that it streams at once; a commit of any id issued under this
     // lease comes later in the WAL, so a synchronous standby has it first.
     XLogFlush(XLogInsert(kRmgrId, kLeaseRecord));
@@ -102,9 +117,11 @@ Lease record_lease(XLogReaderState* record) {
     return lease;
 }
 
-// Replay (a standby, or crash recovery): raise this node's lease to the
-// primary's, in memory and on disk, so that after promotion every id is
-// greater than every id the primary issued under that lease.
+// Replay (a standby, or crash recovery): raise this node's floor to the
+// primary's lease, so that after promotion every id is greater than every id
+// the primary issued under it. Only a mark written to this node's own file
+// counts as its durable lease; without it the node extends its own before
+// issuing anything above the floor. No other process writes during recovery.
 void lease_redo(XLogReaderState* record) {
     if ((XLogRecGetInfo(record) & ~XLR_INFO_MASK) != kLeaseRecord)
         elog(PANIC, "snowflake: unknown WAL record %u", XLogRecGetInfo(record));
@@ -116,19 +133,18 @@ void lease_redo(XLogReaderState* record) {
         state->lease_epoch_unix_ms = lease.epoch_unix_ms;
         return;
     }
-    LWLockAcquire(lease_lock(), LW_EXCLUSIVE);
-    if (lease.lease_ms > state->generator.lease_ms.load()) {
-        write_lease(lease, LOG);
-        raise_floor(state->generator, lease.lease_ms);
-    }
-    LWLockRelease(lease_lock());
+    GeneratorState& generator = state->generator;
+    raise_floor(generator, lease.lease_ms, lease.clock_ms);
+    if (lease.lease_ms > generator.lease_ms.load() && write_lease(lease, LOG))
+        generator.lease_ms.store(lease.lease_ms);
 }
 
 void lease_desc(StringInfo buffer, XLogReaderState* record) {
     const Lease lease = record_lease(record);
-    appendStringInfo(buffer, "epoch_unix_ms %lld lease_ms %llu",
+    appendStringInfo(buffer, "epoch_unix_ms %lld lease_ms %llu clock_ms %llu",
                      static_cast<long long>(lease.epoch_unix_ms),
-                     static_cast<unsigned long long>(lease.lease_ms));
+                     static_cast<unsigned long long>(lease.lease_ms),
+                     static_cast<unsigned long long>(lease.clock_ms));
 }
 
 const char* lease_identify(uint8 info) {
@@ -136,25 +152,94 @@ const char* lease_identify(uint8 info) {
 }
 #endif
 
-// Extends the lease under the lock when it covers less than `needed_ms`.
-bool extend_lease_to(SharedState& state, std::uint64_t needed_ms, std::uint64_t target_ms,
-                     int elevel) {
-    LWLockAcquire(lease_lock(), LW_EXCLUSIVE);
-    bool ok = true;
-    if (state.generator.lease_ms.load() < needed_ms) {
-        const Lease lease{state.epoch_unix_ms, std::max(target_ms, needed_ms)};
-        ok = write_lease(lease, elevel);
-        if (ok) {
+std::uint64_t now_since_epoch_ms(const SharedState& state) {
+    const std::int64_t ms = unix_now_ms() - state.epoch_unix_ms;
+    return ms > 0 ? static_cast<std::uint64_t>(ms) : 0;
+}
+
+// Extends the lease to `target_ms` unless another process is writing or it
+// already reaches that far; wakes every waiter afterwards. A failed write is
+// counted, so that the backends waiting for it give up with an error.
+void write_lease_once(SharedState& state, std::uint64_t target_ms) {
+    std::uint32_t idle = 0;
+    if (!state.writer_busy.compare_exchange_strong(idle, 1)) return;
+    PG_TRY();
+    {
+        GeneratorState& generator = state.generator;
+        if (generator.lease_ms.load() < target_ms) {
+            const Lease lease{state.epoch_unix_ms, target_ms, generator.clock_high.load()};
+            if (write_lease(lease, LOG)) {
 #if PG_VERSION_NUM >= 150000
-            log_lease(lease);
+                log_lease(lease);
 #endif
-            // Published only once durable: no id beyond the file's mark is issued.
-            state.generator.lease_ms.store(lease.lease_ms, std::memory_order_release);
-            state.generator.lease_extensions.fetch_add(1, std::memory_order_relaxed);
+                // Published only once durable: no id beyond the file's mark is issued.
+                generator.lease_ms.store(lease.lease_ms, std::memory_order_release);
+                generator.lease_extensions.fetch_add(1, std::memory_order_relaxed);
+            } else {
+                state.lease_failures.fetch_add(1);
+            }
         }
     }
-    LWLockRelease(lease_lock());
-    return ok;
+    PG_FINALLY();
+    {
+        state.writer_busy.store(0);
+        ConditionVariableBroadcast(&state.lease_written);
+    }
+    PG_END_TRY();
+}
+
+// Applies the configured snowflake.worker_id to the whole node at once and
+// logs the hand-over. One id is issued under the new worker id right away: a
+// call still working with the old one then fails its compare-and-swap and
+// starts over, so the id replaced is the last one ever issued under the old id.
+void apply_worker_id(SharedState& state) {
+    const std::uint32_t configured =
+        worker_id_setting < 0 ? kNoWorker : static_cast<std::uint32_t>(worker_id_setting);
+    GeneratorState& generator = state.generator;
+    const std::uint32_t old = generator.worker_id.exchange(configured);
+    if (old == configured) return;
+    if (old == kNoWorker) {
+        ereport(LOG, (errmsg("snowflake: worker id %u in effect", configured)));
+        return;
+    }
+    std::uint64_t last_old = generator.last_id.load();
+    if (configured != kNoWorker && state.blocked == Blocked::No && !RecoveryInProgress()) {
+        const Config config = generator_config();
+        for (int attempt = 0; attempt < 100; ++attempt) {
+            const Reservation r = reserve(generator, config, 1, unix_now_ms);
+            if (r.status == Status::Granted) {
+                last_old = r.replaced;
+                break;
+            }
+            if (r.status == Status::NeedLease)
+                write_lease_once(state, lease_target(generator, config, r.lease_needed_ms,
+                                                     now_since_epoch_ms(state)));
+            else if (r.status == Status::WaitForClock)
+                pg_usleep(1000);
+            else
+                break;
+        }
+    }
+    // Every id under the old worker id is at or below this one; another node's
+    // ids under it are above all of them once that node's clock is past its time.
+    const std::uint64_t bound = std::max(last_old, generator.floor_id.load());
+    const TimestampTz free_after = timestamptz_of_unix_ms(
+        state.epoch_unix_ms + static_cast<std::int64_t>(time_of(bound)));
+    ereport(LOG,
+            (errmsg("snowflake: worker id changed from %u to %s for the whole node", old,
+                    configured == kNoWorker ? "unset" : psprintf("%u", configured)),
+             last_old != 0
+                 ? errdetail("The last id issued under worker id %u is %llu.", old,
+                             static_cast<unsigned long long>(last_old))
+                 : errdetail("No id was issued under worker id %u since the server started.", old),
+             errhint("Another node may take worker id %u once its clock reads later than %s.",
+                     old, timestamptz_to_str(free_after))));
+}
+
+void forget_writer_latch(int, Datum) {
+    SharedState* state = shared_state();
+    Latch* mine = MyLatch;
+    state->lease_writer_latch.compare_exchange_strong(mine, nullptr);
 }
 
 }  // namespace
@@ -169,9 +254,11 @@ void load_lease(SharedState& state) {
         state.blocked = Blocked::EpochChanged;
         state.lease_epoch_unix_ms = lease.epoch_unix_ms;
     }
-    init_state(state.generator, exists && readable, lease.lease_ms);
-    const std::int64_t ahead_ms = state.epoch_unix_ms + static_cast<std::int64_t>(lease.lease_ms) -
-                                  GetCurrentTimestamp() / 1000 - kUnixToPostgresMs;
+    const std::uint32_t worker_id =
+        worker_id_setting < 0 ? kNoWorker : static_cast<std::uint32_t>(worker_id_setting);
+    init_state(state.generator, worker_id, exists && readable, lease.lease_ms, lease.clock_ms);
+    const std::int64_t ahead_ms =
+        state.epoch_unix_ms + static_cast<std::int64_t>(lease.lease_ms) - unix_now_ms();
     if (exists && readable && ahead_ms > 0)
         ereport(LOG, (errmsg("snowflake: ids continue after the lease high-water mark, "
                              "%lld ms ahead of the system clock",
@@ -185,9 +272,12 @@ void load_lease(SharedState& state) {
 void shrink_lease_at_shutdown(int code, Datum) {
     SharedState* state = shared_state();
     if (code != 0 || state == nullptr || state->blocked != Blocked::No) return;
-    const std::uint64_t last = state->generator.last_id.load();
-    if (last == 0) return;
-    write_lease(Lease{state->epoch_unix_ms, time_of(last)}, LOG);
+    const GeneratorState& generator = state->generator;
+    const std::uint64_t last = generator.last_id.load();
+    if (last == 0) return;  // nothing issued since start: the lease stays the floor
+    write_lease(Lease{state->epoch_unix_ms, time_of(std::max(last, generator.floor_id.load())),
+                      generator.clock_high.load()},
+                LOG);
 }
 
 void register_lease_wal() {
@@ -207,16 +297,37 @@ void register_lease_worker() {
     worker.bgw_flags = BGWORKER_SHMEM_ACCESS;
     worker.bgw_start_time = BgWorkerStart_RecoveryFinished;  // never on a standby
     worker.bgw_restart_time = 1;
-    strlcpy(worker.bgw_library_name, "snowflake", BGW_MAXLEN);
-    strlcpy(worker.bgw_function_name, "snowflake_lease_worker_main", BGW_MAXLEN);
-    strlcpy(worker.bgw_name, "snowflake lease worker", BGW_MAXLEN);
-    strlcpy(worker.bgw_type, "snowflake lease worker", BGW_MAXLEN);
+    copy_name(worker.bgw_library_name, "snowflake");
+    copy_name(worker.bgw_function_name, "snowflake_lease_worker_main");
+    copy_name(worker.bgw_name, "snowflake lease worker");
+    copy_name(worker.bgw_type, "snowflake lease worker");
     RegisterBackgroundWorker(&worker);
 }
 
 void extend_lease(SharedState& state, std::uint64_t needed_ms) {
-    const Config config = generator_config(0);
-    extend_lease_to(state, needed_ms, lease_target(state.generator, config), ERROR);
+    GeneratorState& generator = state.generator;
+    request_lease(generator, needed_ms);
+    const std::uint64_t failures = state.lease_failures.load();
+    ConditionVariablePrepareToSleep(&state.lease_written);
+    while (generator.lease_ms.load(std::memory_order_acquire) < needed_ms) {
+        if (state.lease_failures.load() != failures) {
+            ConditionVariableCancelSleep();
+            ereport(ERROR, (errcode(ERRCODE_IO_ERROR),
+                            errmsg("could not extend the snowflake lease"),
+                            errdetail("Writing the file pg_snowflake/lease in the data directory "
+                                      "failed; the server log says why."),
+                            errhint("No id is issued beyond the lease on disk. Fix the cause "
+                                    "and call again.")));
+        }
+        if (Latch* writer = state.lease_writer_latch.load())
+            SetLatch(writer);
+        else  // no lease writer runs (it is restarting): write it here
+            write_lease_once(state, lease_target(generator, generator_config(), needed_ms,
+                                                 now_since_epoch_ms(state)));
+        // Interruptible: cancel and statement_timeout end the wait.
+        (void)ConditionVariableTimedSleep(&state.lease_written, 100, PG_WAIT_EXTENSION);
+    }
+    ConditionVariableCancelSleep();
 }
 
 }  // namespace snowflake::pg
@@ -224,31 +335,33 @@ void extend_lease(SharedState& state, std::uint64_t needed_ms) {
 using namespace snowflake;
 using namespace snowflake::pg;
 
-// Sleeps until asked (by a backend whose lease runs low) or for a second,
-// then extends the lease when lease_worker_target says so.
+// Serves lease requests, keeps the lease ahead of the clock while the node is
+// in use, and applies worker id changes; it exits with 1 on SIGTERM so that
+// PostgreSQL starts it again (it does not at shutdown).
 void snowflake_lease_worker_main(Datum) {
     pqsignal(SIGHUP, SignalHandlerForConfigReload);
     pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
     BackgroundWorkerUnblockSignals();
     SharedState& state = *shared_state();
-    state.lease_worker_latch.store(MyLatch);
+    before_shmem_exit(forget_writer_latch, 0);
+    state.lease_writer_latch.store(MyLatch);
+    apply_worker_id(state);  // a change made while no writer ran
     while (!ShutdownRequestPending) {
         if (ConfigReloadPending) {
             ConfigReloadPending = false;
             ProcessConfigFile(PGC_SIGHUP);
+            apply_worker_id(state);
         }
-        const Config config = generator_config(0);
-        const std::int64_t now_ms =
-            GetCurrentTimestamp() / 1000 + kUnixToPostgresMs - config.epoch_unix_ms;
-        const std::uint64_t target =
-            state.blocked == Blocked::No && now_ms >= 0
-                ? lease_worker_target(state.generator, config, static_cast<std::uint64_t>(now_ms))
-                : 0;
-        if (target != 0) extend_lease_to(state, target, target, LOG);
-        (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 1000,
+        const Config config = generator_config();
+        if (state.blocked == Blocked::No) {
+            const std::uint64_t target =
+                lease_writer_target(state.generator, config, now_since_epoch_ms(state));
+            if (target != 0) write_lease_once(state, target);
+        }
+        (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+                        static_cast<long>(std::clamp<std::uint64_t>(config.lease_span_ms / 4, 10, 1000)),
                         PG_WAIT_EXTENSION);
         ResetLatch(MyLatch);
     }
-    state.lease_worker_latch.store(nullptr);
-    proc_exit(0);
+    proc_exit(1);
 }

@@ -15,18 +15,19 @@ void _PG_init(void);
 
 #include <new>
 
+#include <time.h>
+
 namespace snowflake::pg {
 
 int worker_id_setting = -1;
 int max_lead_setting = 1000;
+int lease_span_setting = 2000;
 char* epoch_setting = nullptr;
 
 namespace {
 
 constexpr char kDefaultEpoch[] = "2024-01-01 00:00:00+00";
 constexpr std::int64_t kDefaultEpochUnixMs = 1704067200000;
-constexpr std::uint64_t kLeaseSpanMs = 10000;
-constexpr char kTrancheName[] = "snowflake";
 
 std::int64_t parsed_epoch_unix_ms = kDefaultEpochUnixMs;
 SharedState* shared = nullptr;
@@ -74,6 +75,7 @@ void define_settings() {
     char* worker_id = configured_value("snowflake.worker_id");
     char* epoch = configured_value("snowflake.epoch");
     char* max_lead = configured_value("snowflake.max_lead");
+    char* lease_span = configured_value("snowflake.lease_span");
 
     DefineCustomIntVariable(
         "snowflake.worker_id", "This node's worker id, 0..1023, distinct on every node.",
@@ -91,9 +93,15 @@ void define_settings() {
         "snowflake.max_lead", "How far ids may run ahead of the clock when borrowing.",
         "Past it, snowflake_nextval() waits for the clock.", &max_lead_setting, 1000, 0, 3600000,
         PGC_SIGHUP, GUC_UNIT_MS, nullptr, nullptr, nullptr);
+    DefineCustomIntVariable(
+        "snowflake.lease_span", "How far the durable lease reaches past the lead window.",
+        "Larger: fewer lease writes; smaller: a smaller jump of ids after a crash.",
+        &lease_span_setting, 2000, 100, 600000, PGC_SIGHUP, GUC_UNIT_MS, nullptr, nullptr,
+        nullptr);
     refuse_bad_setting_at_start("snowflake.worker_id", worker_id);
     refuse_bad_setting_at_start("snowflake.epoch", epoch);
     refuse_bad_setting_at_start("snowflake.max_lead", max_lead);
+    refuse_bad_setting_at_start("snowflake.lease_span", lease_span);
 #if PG_VERSION_NUM >= 150000
     MarkGUCPrefixReserved("snowflake");
 #else
@@ -108,7 +116,6 @@ void request_shared_memory() {
     if (previous_shmem_request_hook) previous_shmem_request_hook();
 #endif
     RequestAddinShmemSpace(shared_size());
-    RequestNamedLWLockTranche(kTrancheName, 1);
 }
 
 void startup_shared_memory() {
@@ -121,6 +128,7 @@ void startup_shared_memory() {
         shared->epoch_unix_ms = parsed_epoch_unix_ms;
         shared->lease_epoch_unix_ms = parsed_epoch_unix_ms;
         shared->blocked = Blocked::No;
+        ConditionVariableInit(&shared->lease_written);
         load_lease(*shared);
     }
     LWLockRelease(AddinShmemInitLock);
@@ -133,11 +141,15 @@ std::int64_t epoch_unix_ms() { return parsed_epoch_unix_ms; }
 
 SharedState* shared_state() { return shared; }
 
-LWLock* lease_lock() { return &GetNamedLWLockTranche(kTrancheName)->lock; }
+Config generator_config() {
+    return Config{shared->epoch_unix_ms, static_cast<std::uint64_t>(max_lead_setting),
+                  static_cast<std::uint64_t>(lease_span_setting)};
+}
 
-Config generator_config(std::uint32_t worker_id) {
-    return Config{shared->epoch_unix_ms, worker_id, static_cast<std::uint64_t>(max_lead_setting),
-                  kLeaseSpanMs};
+std::int64_t unix_now_us() noexcept {
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    return std::int64_t{now.tv_sec} * 1000000 + now.tv_nsec / 1000;
 }
 
 }  // namespace snowflake::pg

@@ -136,7 +136,7 @@ $node->stop;
 # A corrupt lease file: garbage, then a truncated one.
 my $lease_path = $node->data_dir . '/pg_snowflake/lease';
 for my $corrupt ([ 'garbage', "not a lease\n" ],
-	[ 'truncated', sprintf("snowflake lease 1\nepoch_unix_ms %d\nlease_", DEFAULT_EPOCH_MS) ])
+	[ 'truncated', sprintf("snowflake lease 2\nepoch_unix_ms %d\nlease_", DEFAULT_EPOCH_MS) ])
 {
 	my ($what, $contents) = @$corrupt;
 	unlink $lease_path or die "unlink: $!";

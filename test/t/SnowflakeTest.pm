@@ -29,17 +29,17 @@ sub snowflake_node
 	return $node;
 }
 
-# The lease file of a node as a hash { epoch_unix_ms, lease_ms }, undef when
-# there is none; dies when it is not exactly what the extension writes.
+# The lease file of a node as a hash { epoch_unix_ms, lease_ms, clock_ms },
+# undef when there is none; dies when it is not exactly what the extension writes.
 sub read_lease
 {
 	my ($node) = @_;
 	my $path = $node->data_dir . '/pg_snowflake/lease';
 	return undef unless -e $path;
 	my $text = slurp_file($path);
-	$text =~ /\Asnowflake lease 1\nepoch_unix_ms (\d+)\nlease_ms (\d+)\n\z/
+	$text =~ /\Asnowflake lease 2\nepoch_unix_ms (\d+)\nlease_ms (\d+)\nclock_ms (\d+)\n\z/
 	  or die "unexpected lease file contents: \"$text\"";
-	return { epoch_unix_ms => $1, lease_ms => $2 };
+	return { epoch_unix_ms => $1, lease_ms => $2, clock_ms => $3 };
 }
 
 # The time field of an id (SPEC §1), ms since the epoch; Perl integers are 64-bit.

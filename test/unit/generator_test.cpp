@@ -17,12 +17,12 @@ constexpr std::uint64_t kHour = 3'600'000;
 class Generator : public testing::Test {
 protected:
     GeneratorState state{};
-    Config config{kDefaultEpoch, /*worker_id=*/5, /*max_lead_ms=*/10, /*lease_span_ms=*/100};
+    Config config{kDefaultEpoch, /*max_lead_ms=*/10, /*lease_span_ms=*/100};
     std::int64_t clock_unix_ms = kDefaultEpoch + static_cast<std::int64_t>(kT);
     std::uint64_t last_granted = 0;  // highest id handed out so far (or issued before a restart)
 
     void SetUp() override {
-        init_state(state, false, 0);
+        init_state(state, /*worker_id=*/5, false, 0, 0);
         state.lease_ms.store(kMaxTime);  // tests of the lease set it themselves
     }
 
@@ -38,7 +38,7 @@ protected:
             EXPECT_GE(r.count, 1u);
             EXPECT_LE(r.count, wanted);
             EXPECT_GT(r.first, last_granted) << "a smaller or duplicate id";
-            EXPECT_EQ(decompose(r.first).worker_id, config.worker_id);
+            EXPECT_EQ(decompose(r.first).worker_id, state.worker_id.load());
             last_granted = advance(r.first, r.count - 1);
             EXPECT_EQ(state.last_id.load(), last_granted);
         } else {
@@ -261,23 +261,24 @@ TEST_F(Generator, NeedLeaseUntilTheLeaseCoversTheId) {
     ASSERT_EQ(r.status, Status::NeedLease);
     EXPECT_EQ(r.lease_needed_ms, kT + 1);
 
-    // lease_target: past the later of the last id and the clock, by lead + span.
-    EXPECT_EQ(lease_target(state, config), kT + 10 + 100);
-    state.lease_ms.store(lease_target(state, config));
+    // lease_target: a span past the lead window of the highest clock reading.
+    EXPECT_EQ(lease_target(state, config, kT + 1), kT + 10 + 100);
+    state.lease_ms.store(lease_target(state, config, kT + 1));
     r = call();
     ASSERT_EQ(r.status, Status::Granted);
     EXPECT_EQ(decompose(r.first), (Fields{kT + 1, 5, 0}));
     EXPECT_FALSE(r.lease_low);
     ASSERT_TRUE(take(kIdsPerMs * 3));  // borrowing: the last id is ahead of the clock
     EXPECT_EQ(time_of(last_granted), kT + 4);
-    EXPECT_EQ(lease_target(state, config), kT + 4 + 10 + 100);
+    EXPECT_EQ(lease_target(state, config, 0), kT + 10 + 100) << "ids ahead do not move it";
     set_clock(kT + 50);
     ASSERT_TRUE(take(1));
-    EXPECT_EQ(lease_target(state, config), kT + 50 + 10 + 100);
+    EXPECT_EQ(lease_target(state, config, 0), kT + 50 + 10 + 100);
+    EXPECT_EQ(lease_target(state, config, kT + 1000), kT + 1000) << "a need beyond it is met";
 }
 
 TEST_F(Generator, LeaseLowTurnsOnInsideHalfASpanPastTheLead) {
-    // Low when last_ms + max_lead + span / 2 > lease_ms (here: last + 60).
+    // Low when clock + max_lead + span / 2 > lease_ms (here: clock + 60).
     EXPECT_FALSE(lease_is_low(kT, kT + 60, config));
     EXPECT_TRUE(lease_is_low(kT, kT + 59, config));
     EXPECT_FALSE(lease_is_low(0, 60, config));
@@ -289,58 +290,116 @@ TEST_F(Generator, LeaseLowTurnsOnInsideHalfASpanPastTheLead) {
     EXPECT_TRUE(call().lease_low);
 }
 
-TEST_F(Generator, LeaseWorkerKeepsTheLeaseAheadOfTheClockWhileInUse) {
-    config.lease_idle_ms = 1000;
-    EXPECT_EQ(lease_worker_target(state, config, kT), 0u) << "no id issued yet: nothing to do";
+TEST_F(Generator, LeaseWriterServesRequestsAndKeepsAheadOnlyWhileInUse) {
+    EXPECT_EQ(lease_writer_target(state, config, kT), 0u) << "no id issued yet: nothing to do";
+    state.lease_ms.store(kT - 1);
+    ASSERT_EQ(call().status, Status::NeedLease);
+    request_lease(state, kT);
+    EXPECT_EQ(lease_writer_target(state, config, kT), kT + 10 + 100) << "a request is served";
     state.lease_ms.store(kT + 10 + 100);
     ASSERT_TRUE(take(1));
-    EXPECT_EQ(lease_worker_target(state, config, kT), 0u) << "the lease is not low";
-    // A pause: the clock moves on, the lease follows it (not the last id).
-    EXPECT_EQ(lease_worker_target(state, config, kT + 500), kT + 500 + 10 + 100);
-    EXPECT_EQ(lease_worker_target(state, config, kT + 1000), kT + 1000 + 10 + 100);
-    // Unused for longer than lease_idle_ms: the lease lapses.
-    EXPECT_EQ(lease_worker_target(state, config, kT + 1001), 0u);
-    // Ids ahead of the clock (borrowed): the lease covers them.
-    set_clock(kT + 2000);
+    EXPECT_EQ(lease_writer_target(state, config, kT), 0u) << "the lease is not low";
+    // A pause: the lease follows the clock for one span after the last id ...
+    EXPECT_EQ(lease_writer_target(state, config, kT + 51), kT + 51 + 10 + 100);
+    EXPECT_EQ(lease_writer_target(state, config, kT + 100), kT + 100 + 10 + 100);
+    // ... then the node is idle and nothing is written.
+    EXPECT_EQ(lease_writer_target(state, config, kT + 101), 0u);
+    EXPECT_EQ(lease_writer_target(state, config, kT + 100'000), 0u);
+    // Ids borrowed ahead of the clock do not push the lease further.
     state.lease_ms.store(kMaxTime);
-    ASSERT_TRUE(take(3 * kIdsPerMs));
-    state.lease_ms.store(kT + 2000);
-    EXPECT_EQ(lease_worker_target(state, config, kT + 2000), kT + 2002 + 10 + 100);
+    ASSERT_TRUE(take(5 * kIdsPerMs));
+    state.lease_ms.store(kT + 10);
+    EXPECT_EQ(lease_writer_target(state, config, kT), kT + 10 + 100);
 }
 
 TEST_F(Generator, LeaseTargetStopsAtTheEndOfTime) {
     set_clock(kMaxTime - 5);
     ASSERT_TRUE(take(1));
-    EXPECT_EQ(lease_target(state, config), kMaxTime);
+    EXPECT_EQ(lease_target(state, config, 0), kMaxTime);
+    EXPECT_EQ(lease_target(state, config, kMaxTime), kMaxTime);
 }
 
 class GeneratorRestart : public Generator, public testing::WithParamInterface<std::uint32_t> {
 protected:
     static constexpr std::uint64_t kFloor = kT;  // every id issued before has time <= kFloor
 
-    void SetUp() override {
-        config.worker_id = GetParam();
-        init_state(state, true, kFloor);
+    // A restart from a lease of kFloor written at clock reading `clock_ms`.
+    void restart(std::uint64_t clock_ms) {
+        init_state(state, GetParam(), true, kFloor, clock_ms);
         last_granted = compose(kFloor, kMaxWorker, kMaxSequence);  // above any id issued before
     }
+    void SetUp() override { restart(kFloor - 10 - 100); }
 };
 
-TEST_P(GeneratorRestart, ContinuesAboveTheFloorWithTheClockSetBackAnHour) {
+TEST_P(GeneratorRestart, StartsAboveTheFloorWithNoIdIssued) {
     EXPECT_EQ(state.lease_ms.load(), kFloor);
-    set_clock(kFloor - kHour);
+    EXPECT_EQ(state.last_id.load(), 0u) << "the floor is no issued id";
+    EXPECT_EQ(state.floor_id.load(), compose(kFloor, kMaxWorker, kMaxSequence));
+    EXPECT_EQ(state.clock_high.load(), kFloor - 110) << "the lease's clock reading was seen";
+    EXPECT_EQ(lease_writer_target(state, config, kFloor - 100), 0u)
+        << "no id asked for: the lease stays where it is";
+}
 
+// After a crash the floor is up to max_lead + span ahead of the clock: ids
+// start above it and keep pace with the clock from there, without waiting.
+TEST_P(GeneratorRestart, AfterACrashIdsKeepTheFloorsLeadWithoutWaiting) {
+    set_clock(kFloor - 100);  // restarted 10 ms after the lease was written
     Reservation r = call();
-    ASSERT_EQ(r.status, Status::NeedLease) << "the lease must be extended, no clock wait";
+    ASSERT_EQ(r.status, Status::NeedLease);
     EXPECT_EQ(r.lease_needed_ms, kFloor + 1);
-    state.lease_ms.store(lease_target(state, config));
-
+    state.lease_ms.store(lease_target(state, config, r.lease_needed_ms));
+    EXPECT_EQ(state.lease_ms.load(), kFloor + 10) << "a span past the lead window of the clock";
     EXPECT_EQ(next(), (Fields{kFloor + 1, GetParam(), 0}));
-    // A full lead past the floor without waiting, then wait as for any lead.
-    ASSERT_TRUE(take((config.max_lead_ms + 1) * kIdsPerMs - 1));
-    EXPECT_EQ(last(), (Fields{kFloor + 1 + config.max_lead_ms, GetParam(), 4095}));
+    EXPECT_EQ(state.regressions.load(), 0u);
+    // At the cap rate the ids keep their lead as the clock moves on.
+    for (std::uint64_t ms = 1; ms <= 20; ++ms) {
+        set_clock(kFloor - 100 + ms);
+        state.lease_ms.store(lease_target(state, config, 0));
+        ASSERT_TRUE(take(kIdsPerMs)) << ms;
+    }
+    EXPECT_EQ(state.waits.load(), 0u);
+    EXPECT_LE(time_of(last_granted), kFloor - 80 + 10 + 100 + 1);
+    // Below the cap rate the clock catches up, and the floor's allowance ends.
+    set_clock(kFloor + 200);
+    state.lease_ms.store(kMaxTime);
+    EXPECT_EQ(next(), (Fields{kFloor + 200, GetParam(), 0}));
+    EXPECT_EQ(state.floor_lead_ms.load(), 0u);
+}
+
+// Crash after crash, with or without ids between: each lease is at most a span
+// past the lead window of the clock, so the lead never grows.
+TEST_P(GeneratorRestart, RepeatedCrashesDoNotPushIdsAhead) {
+    std::uint64_t clock = kFloor - 110;
+    for (int crash = 0; crash < 50; ++crash) {
+        clock += 3;  // a crash and a restart take some time
+        set_clock(clock);
+        Reservation r = call();
+        ASSERT_EQ(r.status, Status::NeedLease) << crash;
+        const std::uint64_t lease = lease_target(state, config, r.lease_needed_ms);
+        EXPECT_LE(lease, clock + 10 + 100 + 1) << crash;
+        state.lease_ms.store(lease);
+        const Fields first = next();
+        EXPECT_LE(first.time_ms, clock + 10 + 100 + 1) << crash;
+        init_state(state, GetParam(), true, lease, state.clock_high.load());
+        last_granted = compose(lease, kMaxWorker, kMaxSequence);
+    }
+}
+
+TEST_P(GeneratorRestart, ClockSetBackAcrossARestartIsARegression) {
+    restart(kFloor);  // a clean shutdown: the lease is the last id, at the clock
+    set_clock(kFloor - kHour);
+    state.lease_ms.store(lease_target(state, config, 0));
+    Reservation r = call();
+    ASSERT_EQ(r.status, Status::Granted);
+    EXPECT_EQ(r.regression_ms, kHour) << "behind the reading before the restart";
+    EXPECT_EQ(decompose(r.first), (Fields{kFloor + 1, GetParam(), 0}));
+    // The rest of the lead window, without waiting, then wait as for any lead.
+    ASSERT_TRUE(take(config.max_lead_ms * kIdsPerMs - 1));
+    EXPECT_EQ(last(), (Fields{kFloor + config.max_lead_ms, GetParam(), 4095}));
     r = call();
     ASSERT_EQ(r.status, Status::WaitForClock);
-    EXPECT_EQ(r.wait_until_ms, kFloor + 2);
+    EXPECT_EQ(r.wait_until_ms, kFloor + 1);
+    EXPECT_EQ(state.regressions.load(), 1u);
 }
 
 TEST_P(GeneratorRestart, FollowsTheClockWhenItIsPastTheFloor) {
@@ -350,35 +409,44 @@ TEST_P(GeneratorRestart, FollowsTheClockWhenItIsPastTheFloor) {
     EXPECT_EQ(state.regressions.load(), 0u);
 }
 
-TEST_P(GeneratorRestart, BehindTheFloorIsNoRegressionUntilTheClockPassesIt) {
-    state.lease_ms.store(kMaxTime);
-    set_clock(kFloor - kHour);
-    EXPECT_EQ(call().regression_ms, 0u);
-    ASSERT_TRUE(take(10));
-    EXPECT_EQ(state.regressions.load(), 0u) << "a restart floor is not a clock step back";
-
-    set_clock(kFloor + 5);  // caught up: a step back from here is an event
-    ASSERT_TRUE(take(1));
-    set_clock(kFloor + 2);
-    EXPECT_EQ(call().regression_ms, 3u);
-    EXPECT_EQ(state.regressions.load(), 1u);
-}
-
-TEST_P(GeneratorRestart, ARaisedFloorIsPassedWithoutWaitingOrRegression) {
+TEST_P(GeneratorRestart, ARaisedFloorIsPassedWithoutWaiting) {
     state.lease_ms.store(kMaxTime);
     set_clock(kFloor + 10);
     ASSERT_TRUE(take(3));
-    raise_floor(state, kFloor + kHour);  // a standby replays its primary's lease
+    raise_floor(state, kFloor + kHour, kFloor + 10);  // a standby replays its primary's lease
     last_granted = compose(kFloor + kHour, kMaxWorker, kMaxSequence);
     EXPECT_EQ(next(), (Fields{kFloor + kHour + 1, GetParam(), 0}));
     EXPECT_EQ(state.regressions.load(), 0u);
 
-    raise_floor(state, kFloor);  // never lowers
+    raise_floor(state, kFloor, 0);  // never lowers
     EXPECT_EQ(next(), (Fields{kFloor + kHour + 1, GetParam(), 1}));
     EXPECT_EQ(state.lease_ms.load(), kMaxTime);
 }
 
+TEST_P(GeneratorRestart, APrimaryClockAheadOfThisOneIsARegression) {
+    state.lease_ms.store(kMaxTime);
+    set_clock(kFloor + 10);
+    ASSERT_TRUE(take(1));
+    raise_floor(state, kFloor + 5000, kFloor + 4000);  // the primary's clock read kFloor + 4000
+    const Reservation r = call();
+    ASSERT_EQ(r.status, Status::Granted);
+    EXPECT_EQ(r.regression_ms, 3990u);
+    EXPECT_EQ(state.regressions.load(), 1u);
+}
+
 INSTANTIATE_TEST_SUITE_P(Workers, GeneratorRestart, testing::Values(0u, 5u, 1023u));
+
+TEST_F(Generator, AHandOverIssuesNoIdUnderTheOldWorkerAfterTheFirstUnderTheNew) {
+    ASSERT_TRUE(take(10));
+    const std::uint64_t last_under_5 = last_granted;
+    state.worker_id.store(9);
+    const Reservation fence = call();
+    ASSERT_EQ(fence.status, Status::Granted);
+    EXPECT_EQ(fence.replaced, last_under_5);
+    EXPECT_EQ(decompose(fence.first).worker_id, 9u);
+    state.worker_id.store(kNoWorker);
+    EXPECT_EQ(call().status, Status::NoWorker);
+}
 
 TEST_F(Generator, WantingNothingReservesNothing) {
     ASSERT_TRUE(take(3));
@@ -395,31 +463,37 @@ TEST_F(Generator, InitStateResetsEverything) {
     ASSERT_EQ(call().status, Status::Granted);
     state.waits.store(4);
     state.lease_extensions.store(9);
+    request_lease(state, 99);
 
-    init_state(state, false, 0);
+    init_state(state, 8, false, 0, 0);
     EXPECT_EQ(state.last_id.load(), 0u);
+    EXPECT_EQ(state.worker_id.load(), 8u);
+    EXPECT_EQ(state.floor_id.load(), 0u);
+    EXPECT_EQ(state.floor_lead_ms.load(), 0u);
     EXPECT_EQ(state.clock_high.load(), 0u);
     EXPECT_EQ(state.lease_ms.load(), 0u);
+    EXPECT_EQ(state.lease_wanted_ms.load(), 0u);
     EXPECT_EQ(state.in_regression.load(), 0u);
     EXPECT_EQ(state.regressions.load(), 0u);
     EXPECT_EQ(state.borrowed_ms.load(), 0u);
     EXPECT_EQ(state.waits.load(), 0u);
     EXPECT_EQ(state.lease_extensions.load(), 0u);
 
-    init_state(state, true, 77);
-    EXPECT_EQ(state.in_regression.load() % 2, 1u) << "behind a restart floor is an open event";
-    EXPECT_EQ(state.last_id.load(), compose(77, kMaxWorker, kMaxSequence));
-    EXPECT_EQ(state.clock_high.load(), 78u);
+    init_state(state, kNoWorker, true, 77, 70);
+    EXPECT_EQ(state.last_id.load(), 0u);
+    EXPECT_EQ(state.floor_id.load(), compose(77, kMaxWorker, kMaxSequence));
+    EXPECT_EQ(state.clock_high.load(), 70u);
+    EXPECT_EQ(state.floor_lead_ms.load(), 8u);
     EXPECT_EQ(state.lease_ms.load(), 77u);
 }
 
 TEST_F(Generator, FreshNodeNeedsALeaseThenStartsAtTheClock) {
-    init_state(state, false, 0);
+    init_state(state, 5, false, 0, 0);
     set_clock(kT);
     const Reservation r = call();
     ASSERT_EQ(r.status, Status::NeedLease);
     EXPECT_EQ(r.lease_needed_ms, kT);
-    state.lease_ms.store(lease_target(state, config));
+    state.lease_ms.store(lease_target(state, config, r.lease_needed_ms));
     EXPECT_EQ(state.lease_ms.load(), kT + 10 + 100);
     EXPECT_EQ(next(), (Fields{kT, 5, 0}));
     EXPECT_EQ(state.regressions.load(), 0u);
@@ -451,7 +525,7 @@ TEST_F(Generator, TimeExhausted) {
     EXPECT_EQ(r.count, kIdsPerMs) << "the lead ends at kMaxTime";
     EXPECT_EQ(last_granted, compose(kMaxTime, 5, kMaxSequence));
     EXPECT_EQ(call().status, Status::TimeExhausted);
-    config.worker_id = 1023;
+    state.worker_id.store(1023);
     EXPECT_EQ(next(), (Fields{kMaxTime, 1023, 0})) << "a higher worker still fits";
     ASSERT_TRUE(take(kMaxSequence));
     EXPECT_EQ(last_granted, kMaxId);
@@ -460,7 +534,7 @@ TEST_F(Generator, TimeExhausted) {
 
 TEST_F(Generator, RestartAtTheEndOfTimeIsExhausted) {
     // Ids up to kMaxTime may have been issued: none is left to give.
-    init_state(state, true, kMaxTime);
+    init_state(state, 5, true, kMaxTime, kT);
     set_clock(kT);
     EXPECT_EQ(call().status, Status::TimeExhausted);
     set_clock(kMaxTime);
@@ -519,20 +593,20 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST_F(Generator, WorkerChangeKeepsIdsIncreasing) {
     ASSERT_TRUE(take(10));
-    config.worker_id = 7;  // higher: same ms
+    state.worker_id.store(7);  // higher: same ms
     EXPECT_EQ(next(), (Fields{kT, 7, 0}));
-    config.worker_id = 3;  // lower: the next ms
+    state.worker_id.store(3);  // lower: the next ms
     EXPECT_EQ(next(), (Fields{kT + 1, 3, 0}));
     EXPECT_EQ(next(), (Fields{kT + 1, 3, 1}));
-    config.worker_id = 1023;
+    state.worker_id.store(1023);
     EXPECT_EQ(next(), (Fields{kT + 1, 1023, 0}));
-    config.worker_id = 0;
+    state.worker_id.store(0);
     EXPECT_EQ(next(), (Fields{kT + 2, 0, 0}));
 
     // Many changes, both ways, while the clock moves (call() checks the order).
     config.max_lead_ms = 100'000;
     for (std::uint32_t i = 0; i < 20'000; ++i) {
-        config.worker_id = (i * 37) % 1024;
+        state.worker_id.store((i * 37) % 1024);
         set_clock(kT + i / 50);
         ASSERT_EQ(call(1 + i % 3).status, Status::Granted) << i;
     }

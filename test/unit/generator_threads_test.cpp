@@ -24,9 +24,9 @@ std::int64_t system_unix_ms() {
 // A generator on the real clock with a lease that never runs out.
 struct RealClockGenerator {
     GeneratorState state{};
-    Config config{kDefaultEpoch, 42, /*max_lead_ms=*/60'000, /*lease_span_ms=*/0};
+    Config config{kDefaultEpoch, /*max_lead_ms=*/60'000, /*lease_span_ms=*/0};
     RealClockGenerator() {
-        init_state(state, false, 0);
+        init_state(state, 42, false, 0, 0);
         state.lease_ms.store(kMaxTime);
     }
 
@@ -175,9 +175,9 @@ TEST(GeneratorThreads, ClockStepBackIsReportedOncePerEvent) {
     constexpr int kThreads = 8;
     constexpr std::int64_t kNow = kDefaultEpoch + 1'000'000;
     GeneratorState state{};
-    init_state(state, false, 0);
+    init_state(state, 1, false, 0, 0);
     state.lease_ms.store(kMaxTime);
-    const Config config{kDefaultEpoch, 1, /*max_lead_ms=*/1'000'000, 0};
+    const Config config{kDefaultEpoch, /*max_lead_ms=*/1'000'000, 0};
     std::atomic<std::int64_t> fake_clock{kNow};
     std::atomic<int> phase{0};
     std::atomic<bool> stop{false};

@@ -15,6 +15,7 @@ inline const char* status_name(Status s) {
         case Status::NeedLease: return "NeedLease";
         case Status::ClockBeforeEpoch: return "ClockBeforeEpoch";
         case Status::TimeExhausted: return "TimeExhausted";
+        case Status::NoWorker: return "NoWorker";
     }
     return "?";
 }

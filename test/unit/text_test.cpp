@@ -9,7 +9,7 @@
 namespace snowflake {
 
 void PrintTo(const Lease& l, std::ostream* os) {
-    *os << '{' << l.epoch_unix_ms << ", " << l.lease_ms << '}';
+    *os << '{' << l.epoch_unix_ms << ", " << l.lease_ms << ", " << l.clock_ms << '}';
 }
 
 namespace {
@@ -156,15 +156,15 @@ std::string formatted(const Lease& lease) {
 }
 
 bool parses(const std::string& text, Lease* out = nullptr) {
-    Lease lease{-1, 1};
+    Lease lease{-1, 1, 2};
     const bool ok = parse_lease(text.data(), text.size(), lease);
     if (out) *out = lease;
     return ok;
 }
 
 TEST(LeaseText, ExactFormat) {
-    EXPECT_EQ(formatted(Lease{kDefaultEpoch, 42}),
-              "snowflake lease 1\nepoch_unix_ms 1704067200000\nlease_ms 42\n");
+    EXPECT_EQ(formatted(Lease{kDefaultEpoch, 42, 40}),
+              "snowflake lease 2\nepoch_unix_ms 1704067200000\nlease_ms 42\nclock_ms 40\n");
 }
 
 class LeaseRoundTrip : public testing::TestWithParam<Lease> {};
@@ -176,20 +176,20 @@ TEST_P(LeaseRoundTrip, ParsesWhatItWrites) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Values, LeaseRoundTrip,
-                         testing::Values(Lease{kDefaultEpoch, 0}, Lease{kDefaultEpoch, 1},
-                                         Lease{kDefaultEpoch, 123456789},
-                                         Lease{kDefaultEpoch, kMaxTime}, Lease{0, 0},
-                                         Lease{253402300799999, kMaxTime},
-                                         Lease{static_cast<std::int64_t>(kMaxId), 7}));
+                         testing::Values(Lease{kDefaultEpoch, 0, 0}, Lease{kDefaultEpoch, 1, 0},
+                                         Lease{kDefaultEpoch, 123456789, 123446789},
+                                         Lease{kDefaultEpoch, kMaxTime, kMaxTime}, Lease{0, 0, 0},
+                                         Lease{253402300799999, kMaxTime, 1},
+                                         Lease{static_cast<std::int64_t>(kMaxId), 7, 5}));
 
 TEST(LeaseText, RejectsEveryTruncation) {
-    const std::string text = formatted(Lease{kDefaultEpoch, 1234});
+    const std::string text = formatted(Lease{kDefaultEpoch, 1234, 1200});
     for (std::size_t n = 0; n < text.size(); ++n)
         EXPECT_FALSE(parses(text.substr(0, n))) << n;
 }
 
 TEST(LeaseText, RejectsEveryGarbledByte) {
-    const std::string text = formatted(Lease{kDefaultEpoch, 1234});
+    const std::string text = formatted(Lease{kDefaultEpoch, 1234, 1200});
     for (std::size_t i = 0; i < text.size(); ++i) {
         for (const char c : {'x', ' ', '\0', '-'}) {
             if (text[i] == c) continue;
@@ -201,7 +201,7 @@ TEST(LeaseText, RejectsEveryGarbledByte) {
 }
 
 TEST(LeaseText, RejectsExtraOrDifferentText) {
-    const std::string text = formatted(Lease{kDefaultEpoch, 1234});
+    const std::string text = formatted(Lease{kDefaultEpoch, 1234, 1200});
     for (const std::string& extra : {std::string("\n"), std::string(" "), std::string("0"),
                                      std::string("x"), std::string("\0", 1),
                                      std::string("\0junk", 5), std::string(200, '\n')}) {
@@ -209,7 +209,11 @@ TEST(LeaseText, RejectsExtraOrDifferentText) {
         EXPECT_FALSE(parses(extra + text)) << "prepended " << extra.size() << " bytes";
     }
     const char* const others[] = {
-        "snowflake lease 2\nepoch_unix_ms 1704067200000\nlease_ms 1234\n",  // version
+        "snowflake lease 1\nepoch_unix_ms 1704067200000\nlease_ms 1234\n",  // version 1
+        "snowflake lease 2\nepoch_unix_ms 1704067200000\nlease_ms 1234\n",  // no clock
+        "snowflake lease 2\nepoch_unix_ms 1704067200000\nlease_ms 1234\nclock_ms 01\n",
+        "snowflake lease 2\nepoch_unix_ms 1704067200000\nlease_ms 1234\nclock_ms 2199023255552\n",
+        "snowflake lease 2\nepoch_unix_ms 1704067200000\nclock_ms 1\nlease_ms 1234\n",
         "snowflake lease 1\nepoch_unix_ms 1704067200000\nlease_ms 1234",    // no newline
         "snowflake lease 1\r\nepoch_unix_ms 1704067200000\r\nlease_ms 1234\r\n",
         "snowflake lease 1\nepoch_unix_ms -1704067200000\nlease_ms 1234\n",
@@ -227,10 +231,10 @@ TEST(LeaseText, RejectsExtraOrDifferentText) {
 }
 
 TEST(LeaseText, FailedParseLeavesTheLeaseAlone) {
-    Lease lease{5, 6};
-    const std::string text = "snowflake lease 1\nepoch_unix_ms 1\nlease_ms x\n";
+    Lease lease{5, 6, 7};
+    const std::string text = "snowflake lease 2\nepoch_unix_ms 1\nlease_ms 2\nclock_ms x\n";
     EXPECT_FALSE(parse_lease(text.data(), text.size(), lease));
-    EXPECT_EQ(lease, (Lease{5, 6}));
+    EXPECT_EQ(lease, (Lease{5, 6, 7}));
 }
 
 }  // namespace

@@ -39,7 +39,7 @@ SELECT is(pg_get_function_arguments('snowflake_decode(snowflake)'::regprocedure)
           'snowflake_decode(snowflake) returns (ts, worker_id, sequence)');
 SELECT has_view('snowflake_status', 'view snowflake_status exists');
 SELECT columns_are('snowflake_status',
-    ARRAY['worker_id', 'epoch', 'last_id', 'lead_ms', 'lease_until', 'clock_regressions',
+    ARRAY['worker_id', 'epoch', 'last_id', 'restart_floor', 'lead_ms', 'lease_until', 'clock_regressions',
           'borrowed_ms', 'waits', 'lease_extensions', 'generating'],
     'snowflake_status shows worker id, epoch, position and counters');
 

@@ -13,7 +13,7 @@ CREATE EXTENSION IF NOT EXISTS snowflake;
 CREATE EXTENSION IF NOT EXISTS dblink;
 
 BEGIN;
-SELECT plan(39);
+SELECT plan(40);
 
 -- a connection string to this very server and database
 CREATE FUNCTION pg_temp.alter_system(setting text) RETURNS text LANGUAGE sql AS $$
@@ -41,12 +41,13 @@ SELECT results_eq(
     $$VALUES
       ('snowflake.epoch', 'string', 'postmaster', '', '', '', '2024-01-01 00:00:00+00',
        '2024-01-01 00:00:00+00', 'default'),
+      ('snowflake.lease_span', 'integer', 'sighup', 'ms', '100', '600000', '2000', '2000', 'default'),
       ('snowflake.max_lead', 'integer', 'sighup', 'ms', '0', '3600000', '1000', '1000', 'default'),
       ('snowflake.worker_id', 'integer', 'sighup', '', '-1', '1023', '-1', '7',
        'configuration file')$$,
-    'pg_settings: epoch is postmaster text, max_lead and worker_id reload-time integers');
+    'pg_settings: epoch is postmaster text, lease_span, max_lead and worker_id reload-time integers');
 SELECT isnt((SELECT short_desc FROM pg_settings WHERE name = s), NULL, s || ' is described')
-  FROM unnest(ARRAY['snowflake.epoch', 'snowflake.max_lead', 'snowflake.worker_id']) AS s;
+  FROM unnest(ARRAY['snowflake.epoch', 'snowflake.lease_span', 'snowflake.max_lead', 'snowflake.worker_id']) AS s;
 
 -- a session cannot change them
 SELECT throws_ok('SET snowflake.worker_id = 3', '55P02',

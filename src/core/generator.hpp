@@ -22,6 +22,7 @@ enum class Status : std::uint8_t {
 };
 
 inline constexpr std::uint32_t kNoWorker = UINT32_MAX;
+inline constexpr std::uint64_t kHandover = std::uint64_t{1} << 63;  // above every id
 
 // Shared by every backend. Standard layout, lock-free atomics only.
 struct GeneratorState {
@@ -32,6 +33,7 @@ struct GeneratorState {
     std::atomic<std::uint64_t> clock_high;     // highest clock reading seen, also before a restart
     std::atomic<std::uint64_t> lease_ms;       // durable: ids up to this time may be issued
     std::atomic<std::uint64_t> lease_wanted_ms;  // the highest lease a caller has asked for
+    std::atomic<std::uint64_t> handover_last;  // kHandover | the id the first id under a new worker id replaced
     std::atomic<std::uint32_t> in_regression;  // odd while the clock reads below clock_high
     std::atomic<std::uint64_t> regressions;    // clock-regression events seen
     std::atomic<std::uint64_t> borrowed_ms;    // ms taken ahead of the clock
@@ -93,6 +95,7 @@ inline void init_state(GeneratorState& state, std::uint32_t worker_id, bool has_
     state.clock_high.store(0);
     state.lease_ms.store(has_lease ? lease_ms : 0);
     state.lease_wanted_ms.store(0);
+    state.handover_last.store(0);
     state.in_regression.store(0);
     state.regressions.store(0);
     state.borrowed_ms.store(0);
@@ -145,6 +148,25 @@ inline std::uint64_t lease_writer_target(const GeneratorState& state, const Conf
     return lease_target(state, config, 0, now_ms);
 }
 
+// A change of the node's worker id. Every later attempt of reserve() uses the
+// new one; an attempt that read the old one before fails its compare-and-swap
+// once an id under the new one is issued. So the caller then issues one id
+// (under the new worker id) and reads the last id under the old one from
+// handed_over_last(): the one the first id under the new worker id replaced.
+inline std::uint32_t hand_over(GeneratorState& state, std::uint32_t worker_id) noexcept {
+    state.handover_last.store(0);
+    return state.worker_id.exchange(worker_id);
+}
+
+// After hand_over() and one id issued since: true and the last id issued under
+// the old worker id (0: none since start) once the first id under the new one
+// has recorded it.
+inline bool handed_over_last(const GeneratorState& state, std::uint64_t& last) noexcept {
+    const std::uint64_t recorded = state.handover_last.load(std::memory_order_acquire);
+    last = recorded & ~kHandover;
+    return recorded != 0;
+}
+
 // Reserves up to `wanted` consecutive ids of the node's worker id. `read_clock`
 // returns ms since 1970-01-01 UTC. Lock-free: one clock read and one
 // compare-and-swap in the common path; safe for any number of concurrent callers.
@@ -187,10 +209,17 @@ Reservation reserve(GeneratorState& state, const Config& config, std::uint64_t w
         if (regression % 2 != 0)
             state.in_regression.compare_exchange_strong(expected, regression + 1);
     }
+    // The lead limit: max_lead past the clock (or the floor's lead, after a
+    // restart, while ids keep it), and max_lead past the floor, which acts as a
+    // clock reading for this alone: after a restart with the clock far behind,
+    // a full lead of ids comes without waiting, as after a step back.
     const std::uint64_t clock = std::max(seen, now);
     const std::uint64_t floor_lead = state.floor_lead_ms.load(std::memory_order_relaxed);
     const std::uint64_t lead = std::max(config.max_lead_ms, floor_lead);
-    const std::uint64_t limit_ms = std::min(clock + lead, kMaxTime);
+    const std::uint64_t floor_id = state.floor_id.load(std::memory_order_acquire);
+    const std::uint64_t past_floor_ms =
+        floor_id == 0 ? 0 : time_of(floor_id) + 1 + config.max_lead_ms;
+    const std::uint64_t limit_ms = std::min(std::max(clock + lead, past_floor_ms), kMaxTime);
 
     // The worker id is read after the last id, on every attempt: a hand-over
     // (hand_over_worker) changes the worker id and then issues an id under the
@@ -231,6 +260,10 @@ Reservation reserve(GeneratorState& state, const Config& config, std::uint64_t w
             const std::uint64_t before = std::max(now, time_of(above));
             if (new_ms > before)
                 state.borrowed_ms.fetch_add(new_ms - before, std::memory_order_relaxed);
+            // The first id under a new worker id records what it replaced: the
+            // last id ever issued under the old one (see hand_over).
+            if (last == 0 || decompose(last).worker_id != worker_id)
+                state.handover_last.store(kHandover | last, std::memory_order_release);
             // Back within max_lead of the clock: the floor's allowance has done its job.
             if (floor_lead != 0 && new_ms <= clock + config.max_lead_ms)
                 state.floor_lead_ms.store(0, std::memory_order_relaxed);

@@ -196,28 +196,27 @@ void apply_worker_id(SharedState& state) {
     const std::uint32_t configured =
         worker_id_setting < 0 ? kNoWorker : static_cast<std::uint32_t>(worker_id_setting);
     GeneratorState& generator = state.generator;
-    const std::uint32_t old = generator.worker_id.exchange(configured);
-    if (old == configured) return;
+    if (generator.worker_id.load() == configured) return;
+    const std::uint32_t old = hand_over(generator, configured);
     if (old == kNoWorker) {
         ereport(LOG, (errmsg("snowflake: worker id %u in effect", configured)));
         return;
     }
     std::uint64_t last_old = generator.last_id.load();
+    bool exact = false;
     if (configured != kNoWorker && state.blocked == Blocked::No && !RecoveryInProgress()) {
         const Config config = generator_config();
-        for (int attempt = 0; attempt < 100; ++attempt) {
+        for (int attempt = 0; attempt < 1000 && !exact; ++attempt) {
             const Reservation r = reserve(generator, config, 1, unix_now_ms);
-            if (r.status == Status::Granted) {
-                last_old = r.replaced;
-                break;
-            }
             if (r.status == Status::NeedLease)
                 write_lease_once(state, lease_target(generator, config, r.lease_needed_ms,
                                                      now_since_epoch_ms(state)));
-            else if (r.status == Status::WaitForClock)
-                pg_usleep(1000);
-            else
+            else if (r.status != Status::Granted && r.status != Status::WaitForClock)
                 break;
+            // Granted: the first id under the new worker id has been issued,
+            // by this call or another, and records what it replaced at once.
+            exact = r.status == Status::Granted ? handed_over_last(generator, last_old) : false;
+            if (!exact) pg_usleep(1000);
         }
     }
     // Every id under the old worker id is at or below this one; another node's
@@ -228,10 +227,12 @@ void apply_worker_id(SharedState& state) {
     ereport(LOG,
             (errmsg("snowflake: worker id changed from %u to %s for the whole node", old,
                     configured == kNoWorker ? "unset" : psprintf("%u", configured)),
-             last_old != 0
-                 ? errdetail("The last id issued under worker id %u is %llu.", old,
-                             static_cast<unsigned long long>(last_old))
-                 : errdetail("No id was issued under worker id %u since the server started.", old),
+             last_old == 0
+                 ? errdetail("No id was issued under worker id %u since the server started.", old)
+             : exact ? errdetail("The last id issued under worker id %u is %llu.", old,
+                                 static_cast<unsigned long long>(last_old))
+                     : errdetail("The last id issued under worker id %u is at most %llu.", old,
+                                 static_cast<unsigned long long>(last_old)),
              errhint("Another node may take worker id %u once its clock reads later than %s.",
                      old, timestamptz_to_str(free_after))));
 }

@@ -63,6 +63,7 @@ set_clock('-1h');
 	delete local $ENV{FAKETIME};
 	$node->start;
 }
+my $log_offset_restart = -s $node->logfile;
 my $behind = server_behind();
 ok($behind > 3500 && $behind < 3700,
 	sprintf('the restarted server\'s clock is an hour behind (%.0f s)', $behind));
@@ -78,6 +79,10 @@ my ($min2, $max2) = split /\|/,
   $node->safe_psql('postgres', 'SELECT min(id), max(id) FROM t WHERE phase = 2');
 cmp_ok($min2, '>', $first, 'clock an hour back: 10000 ids more, all greater than before');
 is(status('waits'), '0', 'clock an hour back: the 10000 ids came without waiting');
+is(status('clock_regressions'), '1',
+	'clock an hour back across the restart: counted as one regression (the lease keeps the last reading)');
+is(log_count($node, qr/system clock moved back/, $log_offset_restart),
+	1, 'clock an hour back across the restart: logged once');
 
 # max_lead = 0 and the clock an hour behind the last id: generation waits.
 $node->safe_psql('postgres', 'ALTER SYSTEM SET snowflake.max_lead = 0; SELECT pg_reload_conf()');

@@ -81,6 +81,14 @@ if (-e $libfaketime)
 	$max_ahead = $standby->safe_psql('postgres', 'SELECT max(id) FROM t WHERE phase = 3');
 }
 
+# The standby's lease file follows the primary's lease records: once it has
+# replayed past the primary's latest extension, its lease is at least as far.
+my $primary_lease = $primary->safe_psql('postgres',
+	"SELECT (extract(epoch FROM lease_until) * 1000)::bigint - @{[DEFAULT_EPOCH_MS]} FROM snowflake_status");
+$primary->wait_for_catchup($standby, 'replay', $primary->lsn('insert'));
+cmp_ok(read_lease($standby)->{lease_ms}, '>=', $primary_lease,
+	'after catch-up the standby\'s lease file reaches the primary\'s lease');
+
 # Promotion: the old primary goes away, the standby takes over.
 $primary->stop;
 $standby->promote;
@@ -93,9 +101,11 @@ cmp_ok($min_after, '>', $max_replicated,
 	'after promotion, every id is greater than every id replicated before');
 SKIP:
 {
-	skip "libfaketime is not installed ($libfaketime)", 1 unless defined $max_ahead;
+	skip "libfaketime is not installed ($libfaketime)", 2 unless defined $max_ahead;
 	cmp_ok($min_after, '>', $max_ahead,
 		'after promotion, ids are greater than those the primary made ahead of its clock');
+	is($standby->safe_psql('postgres', 'SELECT clock_regressions FROM snowflake_status'), '1',
+		'after promotion, a clock behind the primary\'s is counted as one regression');
 }
 is( $standby->safe_psql(
 		'postgres', 'SELECT count(*) FROM t WHERE (snowflake_decode(id)).worker_id <> 41'),

@@ -9,7 +9,7 @@ use Exporter 'import';
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 
-our @EXPORT = qw(snowflake_node read_lease time_of log_count DEFAULT_EPOCH_MS);
+our @EXPORT = qw(snowflake_node read_lease time_of log_count lease_writer_pid DEFAULT_EPOCH_MS);
 
 use constant DEFAULT_EPOCH_MS => 1704067200000;    # 2024-01-01 00:00:00 UTC
 
@@ -24,6 +24,8 @@ sub snowflake_node
 	$node->append_conf('postgresql.conf',
 		"shared_preload_libraries = 'snowflake'\n"
 		  . "log_statement = none\n"
+		  # every statement that can wait is bounded: a wait bug fails, not hangs
+		  . "statement_timeout = '120s'\n"
 		  . (defined $worker_id ? "snowflake.worker_id = $worker_id\n" : '')
 		  . ($extra_conf // ''));
 	return $node;
@@ -40,6 +42,27 @@ sub read_lease
 	$text =~ /\Asnowflake lease 2\nepoch_unix_ms (\d+)\nlease_ms (\d+)\nclock_ms (\d+)\n\z/
 	  or die "unexpected lease file contents: \"$text\"";
 	return { epoch_unix_ms => $1, lease_ms => $2, clock_ms => $3 };
+}
+
+# The pid of a node's running lease writer (a background worker with no
+# database connection, so not in pg_stat_activity), or undef.
+sub lease_writer_pid
+{
+	my ($node) = @_;
+	my ($postmaster) = split /\n/, slurp_file($node->data_dir . '/postmaster.pid');
+	for my $stat (glob '/proc/[0-9]*/stat')
+	{
+		open my $fh, '<', $stat or next;
+		my $line = <$fh>;
+		close $fh;
+		next unless defined $line && $line =~ /^(\d+) \(.*\) ([^Z]) (\d+) / && $3 == $postmaster;
+		my $pid = $1;
+		open my $cmd, '<', "/proc/$pid/cmdline" or next;
+		my $cmdline = <$cmd> // '';
+		close $cmd;
+		return $pid if $cmdline =~ /snowflake lease worker/;
+	}
+	return undef;
 }
 
 # The time field of an id (SPEC §1), ms since the epoch; Perl integers are 64-bit.

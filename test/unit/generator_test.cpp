@@ -393,12 +393,12 @@ TEST_P(GeneratorRestart, ClockSetBackAcrossARestartIsARegression) {
     ASSERT_EQ(r.status, Status::Granted);
     EXPECT_EQ(r.regression_ms, kHour) << "behind the reading before the restart";
     EXPECT_EQ(decompose(r.first), (Fields{kFloor + 1, GetParam(), 0}));
-    // The rest of the lead window, without waiting, then wait as for any lead.
-    ASSERT_TRUE(take(config.max_lead_ms * kIdsPerMs - 1));
-    EXPECT_EQ(last(), (Fields{kFloor + config.max_lead_ms, GetParam(), 4095}));
+    // A full lead past the floor without waiting, then wait as for any lead.
+    ASSERT_TRUE(take((config.max_lead_ms + 1) * kIdsPerMs - 1));
+    EXPECT_EQ(last(), (Fields{kFloor + 1 + config.max_lead_ms, GetParam(), 4095}));
     r = call();
     ASSERT_EQ(r.status, Status::WaitForClock);
-    EXPECT_EQ(r.wait_until_ms, kFloor + 1);
+    EXPECT_EQ(r.wait_until_ms, kFloor + 2);
     EXPECT_EQ(state.regressions.load(), 1u);
 }
 
@@ -436,16 +436,30 @@ TEST_P(GeneratorRestart, APrimaryClockAheadOfThisOneIsARegression) {
 
 INSTANTIATE_TEST_SUITE_P(Workers, GeneratorRestart, testing::Values(0u, 5u, 1023u));
 
-TEST_F(Generator, AHandOverIssuesNoIdUnderTheOldWorkerAfterTheFirstUnderTheNew) {
+TEST_F(Generator, AHandOverRecordsTheLastIdUnderTheOldWorker) {
     ASSERT_TRUE(take(10));
     const std::uint64_t last_under_5 = last_granted;
-    state.worker_id.store(9);
+    std::uint64_t recorded = 0;
+    EXPECT_EQ(hand_over(state, 9), 5u);
+    EXPECT_FALSE(handed_over_last(state, recorded)) << "no id under 9 yet";
+    // Another caller issues the first id under 9 before the hand-over's own id.
+    EXPECT_EQ(next().worker_id, 9u);
     const Reservation fence = call();
     ASSERT_EQ(fence.status, Status::Granted);
-    EXPECT_EQ(fence.replaced, last_under_5);
-    EXPECT_EQ(decompose(fence.first).worker_id, 9u);
-    state.worker_id.store(kNoWorker);
+    EXPECT_EQ(decompose(fence.replaced).worker_id, 9u);
+    ASSERT_TRUE(handed_over_last(state, recorded));
+    EXPECT_EQ(recorded, last_under_5);
+
+    EXPECT_EQ(hand_over(state, kNoWorker), 9u);
     EXPECT_EQ(call().status, Status::NoWorker);
+}
+
+TEST_F(Generator, AHandOverBeforeAnyIdRecordsNone) {
+    std::uint64_t recorded = 1;
+    hand_over(state, 7);
+    ASSERT_TRUE(take(1));
+    ASSERT_TRUE(handed_over_last(state, recorded));
+    EXPECT_EQ(recorded, 0u);
 }
 
 TEST_F(Generator, WantingNothingReservesNothing) {

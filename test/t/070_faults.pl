@@ -1,0 +1,194 @@
+# Faults injected into a running node (SPEC §3, issue 7):
+#  - crash after crash (kill -9 of the lease writer) with no id between: the
+#    first id afterwards is at most lease_span + max_lead ahead of the clock,
+#    and a long statement then runs at the cap without waiting;
+#  - the status right after a restart shows no invented id;
+#  - a statement spanning a reload of snowflake.worker_id switches at once,
+#    and the hand-over is logged with the last id under the old worker id;
+#  - the lease writer comes back after SIGTERM;
+#  - a stopped (SIGSTOP) lease writer: a backend that needs the lease waits
+#    interruptibly, and statement_timeout ends it on time;
+#  - an unwritable pg_snowflake: generation refuses instead of passing the lease.
+use strict;
+use warnings FATAL => 'all';
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(time);
+use SnowflakeTest;
+
+my $span_ms = 2000;    # snowflake.lease_span (the default)
+my $node    = snowflake_node('faults', 61,
+	"restart_after_crash = on\nautovacuum = off\nsnowflake.lease_span = ${span_ms}ms\n");
+$node->start;
+$node->safe_psql('postgres', 'CREATE EXTENSION snowflake');
+
+sub query { return $node->safe_psql('postgres', $_[0]); }
+
+# Waits for a lease writer other than $old to run; returns its pid.
+sub wait_for_writer
+{
+	my ($old) = @_;
+	my $deadline = time + $PostgreSQL::Test::Utils::timeout_default;
+	while (time < $deadline)
+	{
+		my $pid = lease_writer_pid($node);
+		return $pid if defined $pid && (!defined $old || $pid != $old);
+		Time::HiRes::usleep(20_000);
+	}
+	die 'no lease writer came back';
+}
+
+# How far the id is ahead of the server's clock, in ms.
+sub lead_of
+{
+	my ($id) = @_;
+	return query(
+		"SELECT (extract(epoch FROM snowflake_to_timestamp($id) - clock_timestamp()) * 1000)::int");
+}
+
+# kill -9 of the lease writer: the postmaster resets shared memory and starts
+# everything again, reading the lease file.
+sub crash
+{
+	my $log_offset = -s $node->logfile;
+	my $pid        = wait_for_writer();
+	kill 'KILL', $pid;
+	$node->wait_for_log(qr/all server processes terminated; reinitializing/, $log_offset);
+	return wait_for_writer($pid);
+}
+
+# 1. Crash after crash with no id between.
+my $before = query('SELECT max(x) FROM snowflake_nextvals(10000) x');
+crash() for 1 .. 6;
+my $lease = read_lease($node);
+my $lease_lead = $lease->{lease_ms} + DEFAULT_EPOCH_MS - int(time * 1000);
+cmp_ok($lease_lead, '<=', $span_ms + 1000 + 500,
+	"six crashes without ids: the lease is at most lease_span + max_lead ahead ($lease_lead ms)");
+
+# 2. The status right after the restarts, before any id: nothing invented.
+is( query(
+		'SELECT last_id IS NULL, lead_ms IS NULL, restart_floor = lease_until, worker_id
+		 FROM snowflake_status'),
+	't|t|t|61',
+	'after a restart: no last id, no lead, the floor is the lease, the worker id');
+
+my $first = query('SELECT snowflake_nextval()');
+cmp_ok($first, '>', $before, 'after six crashes the first id is greater than every id before');
+my $lead = lead_of($first);
+cmp_ok($lead, '<=', $span_ms + 1000 + 500,
+	"after six crashes the first id is at most lease_span + max_lead ahead ($lead ms)");
+is(query('SELECT last_id FROM snowflake_status'), $first, 'snowflake_status: the last id issued');
+
+# A long statement right after a crash runs at the cap, without waiting.
+crash();
+my $waits = query('SELECT waits FROM snowflake_status');
+is( query(
+		"SET statement_timeout = '8s';
+		 SELECT count(snowflake_nextval()) FROM generate_series(1, 4200000)"),
+	'4200000',
+	'after a crash, 4.2M ids in one statement within statement_timeout = 8s');
+
+# max_lead = 0: a crash costs at most one lease span.
+query("ALTER SYSTEM SET snowflake.max_lead = 0; SELECT pg_reload_conf()");
+$node->poll_query_until('postgres', "SELECT current_setting('snowflake.max_lead') = '0'");
+# The lease taken under max_lead = 1s lapses first; the next one is taken under 0.
+$node->poll_query_until('postgres', 'SELECT clock_timestamp() > lease_until FROM snowflake_status')
+  or die 'the lease did not lapse';
+query('SELECT count(*) FROM snowflake_nextvals(1000)');
+crash();
+$lead = lead_of(query('SELECT snowflake_nextval()'));
+cmp_ok($lead, '<=', $span_ms + 500,
+	"max_lead = 0: after a crash the first id is at most lease_span ahead ($lead ms)");
+query("ALTER SYSTEM RESET snowflake.max_lead; SELECT pg_reload_conf()");
+$node->poll_query_until('postgres', "SELECT current_setting('snowflake.max_lead') = '1s'");
+
+# 3. A statement spanning a reload of snowflake.worker_id: it switches at once.
+query(q{
+CREATE TABLE seen (n serial, id bigint);
+CREATE FUNCTION ids_until_worker(target int) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+  under_target int := 0;
+  id bigint;
+BEGIN
+  WHILE under_target < 1000 LOOP
+    id := snowflake_nextval();
+    INSERT INTO seen (id) VALUES (id);
+    IF (snowflake_decode(id)).worker_id = target THEN under_target := under_target + 1; END IF;
+  END LOOP;
+END $$;
+});
+my $last_before = query('SELECT last_id FROM snowflake_status');
+my $session = $node->background_psql('postgres');
+$session->query_safe("SET statement_timeout = '60s'");
+$session->query_until(qr/started/, "\\echo started\nSELECT ids_until_worker(62);\n");
+$node->poll_query_until('postgres', "SELECT last_id > $last_before + 100000 FROM snowflake_status")
+  or die 'the statement issues no ids';
+my $log_offset = -s $node->logfile;
+query("ALTER SYSTEM SET snowflake.worker_id = 62; SELECT pg_reload_conf()");
+$node->poll_query_until('postgres', 'SELECT worker_id = 62 FROM snowflake_status')
+  or die 'worker id 62 not in effect';
+$session->query_safe('SELECT 1');    # the statement has ended
+$session->quit;
+is( query(q{
+SELECT count(*) FILTER (WHERE (snowflake_decode(id)).worker_id = 61) > 0,
+       count(*) FILTER (WHERE (snowflake_decode(id)).worker_id = 62) >= 1000,
+       count(*) FILTER (WHERE previous >= id),
+       count(*) FILTER (WHERE (snowflake_decode(id)).worker_id = 61
+                          AND (snowflake_decode(previous)).worker_id = 62)
+FROM (SELECT id, lag(id) OVER (ORDER BY n) AS previous FROM seen) s}),
+	't|t|0|0',
+	'a statement spanning the reload: ids under 61, then under 62, increasing, never back');
+$node->wait_for_log(qr/worker id changed from 61 to 62/, $log_offset);
+my $log = slurp_file($node->logfile, $log_offset);
+my ($logged_last) = $log =~ /The last id issued under worker id 61 is (\d+)\./;
+is( $logged_last,
+	query('SELECT max(id) FROM seen WHERE (snowflake_decode(id)).worker_id = 61'),
+	'the hand-over logs the last id issued under the old worker id');
+like($log, qr/Another node may take worker id 61 once its clock reads later than/,
+	'the hand-over says when the old worker id may be used elsewhere');
+
+# 4. The lease writer comes back after SIGTERM.
+my $writer = wait_for_writer();
+kill 'TERM', $writer;
+my $new_writer = wait_for_writer($writer);
+isnt($new_writer, $writer, 'the lease writer is back after SIGTERM');
+cmp_ok(query('SELECT snowflake_nextval()'), '>', query('SELECT max(id) FROM seen'),
+	'ids after the writer came back');
+
+# 5. A stopped lease writer: a backend that needs the lease waits, and
+# statement_timeout ends the wait on time. The lease lapses one span after the
+# last id once nobody keeps it ahead.
+kill 'STOP', $new_writer;
+$node->poll_query_until('postgres',
+	"SELECT clock_timestamp() > lease_until + interval '100 ms' FROM snowflake_status")
+  or die 'the lease did not lapse';
+my ($stdout, $stderr);
+my $start = time;
+$node->psql(
+	'postgres', "SET statement_timeout = '2s'; SELECT snowflake_nextval()",
+	stdout => \$stdout, stderr => \$stderr);
+my $elapsed = time - $start;
+like($stderr, qr/canceling statement due to statement timeout/,
+	'a stopped lease writer: statement_timeout ends the wait for the lease');
+cmp_ok($elapsed, '<', 4, sprintf('... on time (%.1f s)', $elapsed));
+kill 'CONT', $new_writer;
+cmp_ok(query("SET statement_timeout = '30s'; SELECT snowflake_nextval()"),
+	'>', query('SELECT max(id) FROM seen'), 'the writer continued: ids again');
+
+# 6. pg_snowflake unwritable after a restart: generation refuses.
+$node->restart;
+my $dir = $node->data_dir . '/pg_snowflake';
+chmod 0500, $dir or die "chmod: $!";
+$node->psql(
+	'postgres', "SET statement_timeout = '30s'; SELECT snowflake_nextval()",
+	stdout => \$stdout, stderr => \$stderr);
+like($stderr, qr/could not extend the snowflake lease/,
+	'an unwritable lease directory: generation refuses');
+chmod 0700, $dir or die "chmod: $!";
+my $after = query("SET statement_timeout = '30s'; SELECT snowflake_nextval()");
+cmp_ok(time_of($after), '>', $lease->{lease_ms}, 'writable again: ids above the lease');
+
+$node->stop;
+done_testing();

@@ -49,6 +49,9 @@ void register_lease_worker();
 // Makes the durable lease cover `needed_ms` (and a span beyond); waits on disk.
 void extend_lease(SharedState& shared, std::uint64_t needed_ms);
 
+// Row estimates on snowflake columns as for bigint (estimate.cpp); from _PG_init.
+void install_estimate_hook();
+
 inline constexpr std::int64_t kUnixToPostgresMs = 946684800000;  // 1970 -> 2000 epoch
 
 // The one error boundary for failures the core reports.

@@ -205,18 +205,9 @@ FROM generate_series(0, 131039) g;
 ANALYZE part_t;
 SELECT tableoid::regclass AS partition, count(*) FROM part_t GROUP BY 1 ORDER BY tableoid::regclass::text COLLATE "C";
 -- time windows with the STABLE forms prune at run time and use the primary key
-CREATE FUNCTION pg_temp.plan_nodes(query text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-    line text;
-    nodes text[] := '{}';
-BEGIN
-    FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || query LOOP
-        IF line ~ '(Scan|Join|Nested Loop|Subplans Removed)' THEN
-            nodes := nodes || regexp_replace(line, '^[ ->]*', '');
-        END IF;
-    END LOOP;
-    RETURN array_to_string(nodes, '; ');
-END $$;
+\getenv abs_srcdir PG_ABS_SRCDIR
+\set plan_nodes :abs_srcdir '/test/regress/plan_nodes.sql'
+\i :plan_nodes
 SELECT pg_temp.plan_nodes($$SELECT count(*) FROM part_t
     WHERE id >= snowflake_from_timestamp('2024-06-10 00:00:00+00')
       AND id < snowflake_from_timestamp('2024-06-10 01:00:00+00')$$) AS stable_window;

@@ -3,12 +3,12 @@ EXTENSION = snowflake
 MODULE_big = snowflake
 DATA = sql/snowflake--1.0.sql
 CORE_OBJS = src/core/text.o
-OBJS = $(CORE_OBJS) src/pg/module.o src/pg/lease.o src/pg/generate.o src/pg/type.o src/pg/errors.o
+OBJS = $(CORE_OBJS) src/pg/module.o src/pg/lease.o src/pg/generate.o src/pg/type.o src/pg/estimate.o src/pg/errors.o
 PG_CXXFLAGS = -std=c++20 -Wno-register -Wno-missing-field-initializers
 SHLIB_LINK = -lstdc++
 
 # pg_regress (sql/*.sql against expected/*.out) on a temporary, preloaded instance.
-REGRESS = type decode generate
+REGRESS = neutrality type decode generate
 REGRESS_OPTS = --temp-instance=tmp_check --temp-config=test/regress.conf
 
 # No LLVM JIT bitcode: it would need clang for the C++ sources.

@@ -115,22 +115,119 @@ SELECT snowflake_decode(NULL::bigint) IS NULL AS decode_bigint, snowflake_decode
        snowflake_from_timestamp(NULL) IS NULL AS from_null;
 
 --
--- Function properties: IMMUTABLE STRICT PARALLEL SAFE, for bigint and snowflake
+-- Volatility of every function of the extension: IMMUTABLE only where the
+-- result can never change for the same arguments. The one-argument decoding
+-- forms read snowflake.epoch: STABLE. Generation: VOLATILE.
 --
-SELECT p.oid::regprocedure AS function, pg_get_function_result(p.oid) AS result,
-       p.provolatile, p.proisstrict, p.proparallel
-FROM pg_proc p
-WHERE p.proname IN ('snowflake_decode', 'snowflake_to_timestamp', 'snowflake_from_timestamp')
-ORDER BY p.oid::regprocedure::text;
--- the output columns of snowflake_decode
+SELECT p.oid::regprocedure AS function, p.provolatile AS volatility, p.proleakproof AS leakproof,
+       p.proisstrict AS strict, p.proparallel AS parallel
+FROM pg_proc p JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e'
+WHERE d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'snowflake')
+  AND p.proname NOT IN ('_snowflake_eq', '_snowflake_ne', '_snowflake_lt', '_snowflake_le',
+                        '_snowflake_gt', '_snowflake_ge', '_snowflake_cmp')
+ORDER BY p.oid::regprocedure::text COLLATE "C";
+-- the 49 comparison functions: all IMMUTABLE, LEAKPROOF, STRICT, PARALLEL SAFE
+SELECT count(*) AS comparison_functions, bool_and(p.provolatile = 'i') AS immutable,
+       bool_and(p.proleakproof) AS leakproof, bool_and(p.proisstrict) AS strict,
+       bool_and(p.proparallel = 's') AS parallel_safe
+FROM pg_proc p JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e'
+WHERE d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'snowflake')
+  AND p.proname IN ('_snowflake_eq', '_snowflake_ne', '_snowflake_lt', '_snowflake_le',
+                    '_snowflake_gt', '_snowflake_ge', '_snowflake_cmp');
+-- snowflake_decode returns a named composite type
 SELECT * FROM snowflake_decode(0) LIMIT 0;
--- usable in an index expression (immutable)
+SELECT pg_get_function_result('snowflake_decode(bigint)'::regprocedure) AS decode_result,
+       pg_get_function_result('snowflake_decode(bigint,timestamptz)'::regprocedure) AS decode_at_result;
+CREATE VIEW dec_v AS
+    SELECT x AS id, snowflake_decode(x) AS fields, (snowflake_decode(x)).*
+    FROM (VALUES ((123::bigint << 22) | (5 << 12) | 6)) v(x);
+SELECT * FROM dec_v;
+SELECT (fields).worker_id FROM dec_v;
+SELECT d.* FROM (VALUES (4194304::snowflake)) v(id), LATERAL snowflake_decode(id) d;
+DROP VIEW dec_v;
+
+--
+-- The IMMUTABLE forms take the epoch; under the default epoch they agree with
+-- the STABLE forms, under another they shift by it
+--
+SELECT count(*) AS ids,
+       bool_and(snowflake_decode(x, '2024-01-01 00:00:00+00') = snowflake_decode(x)) AS decode_agrees,
+       bool_and(snowflake_to_timestamp(x, '2024-01-01 00:00:00+00') = snowflake_to_timestamp(x)) AS to_agrees,
+       bool_and(snowflake_from_timestamp(snowflake_to_timestamp(x), '2024-01-01 00:00:00+00')
+                = snowflake_from_timestamp(snowflake_to_timestamp(x))) AS from_agrees
+FROM (SELECT g::bigint * 1844674407370955 + g AS x FROM generate_series(0, 999) g) ids;
+SELECT snowflake_to_timestamp(4194304, '2010-11-04 01:42:54.657+00') AS twitter_epoch_plus_1ms,
+       * FROM snowflake_decode((5::bigint << 22) | (3 << 12) | 2, '2015-01-01 00:00:00+00');
+SELECT snowflake_from_timestamp('2015-01-01 00:00:00.005+00', '2015-01-01 00:00:00+00') AS discord_style;
+-- bad epochs and timestamps outside the epoch's range are refused
+SELECT snowflake_to_timestamp(1, 'infinity');
+SELECT snowflake_to_timestamp(1, '1969-12-31 23:59:59.999+00');
+SELECT snowflake_to_timestamp(1, '2024-01-01 00:00:00.0005+00');
+SELECT snowflake_decode(1, '10000-01-01 00:00:00+00');
+SELECT snowflake_from_timestamp('2014-12-31 23:59:59.999+00', '2015-01-01 00:00:00+00');
+SELECT snowflake_from_timestamp('2090-01-01 00:00:00+00', '2015-01-01 00:00:00+00');
+SELECT snowflake_from_timestamp('-infinity', '2015-01-01 00:00:00+00');
+SELECT snowflake_to_timestamp(-1, '2015-01-01 00:00:00+00');
+
+-- index expressions, generated columns, CHECK constraints and partition bounds
+-- take the IMMUTABLE forms, and refuse the STABLE ones where PostgreSQL requires it
 CREATE TABLE dec_t (id bigint);
-CREATE INDEX dec_t_ts ON dec_t (snowflake_to_timestamp(id));
+CREATE INDEX dec_t_stable ON dec_t (snowflake_to_timestamp(id));
+CREATE INDEX dec_t_ts ON dec_t (snowflake_to_timestamp(id, '2024-01-01 00:00:00+00'));
 INSERT INTO dec_t VALUES (4194304), (7167350074945572864);
-SELECT id FROM dec_t WHERE snowflake_to_timestamp(id) >= '2025-01-01' ORDER BY id;
+SET enable_seqscan = off;
+SELECT id FROM dec_t WHERE snowflake_to_timestamp(id, '2024-01-01 00:00:00+00') >= '2025-01-01' ORDER BY id;
+RESET enable_seqscan;
 DROP TABLE dec_t;
--- a quoted id (as JSON carries it) resolves to the snowflake overloads
+CREATE TABLE gen_t (id snowflake PRIMARY KEY,
+                    made timestamptz GENERATED ALWAYS AS (snowflake_to_timestamp(id)) STORED);
+CREATE TABLE gen_t (id snowflake PRIMARY KEY,
+                    made timestamptz GENERATED ALWAYS AS (snowflake_to_timestamp(id, '2024-01-01 00:00:00+00')) STORED,
+                    worker integer GENERATED ALWAYS AS ((snowflake_decode(id, '2024-01-01 00:00:00+00')).worker_id) STORED,
+                    CHECK (id >= snowflake_from_timestamp('2024-06-01 00:00:00+00', '2024-01-01 00:00:00+00')));
+INSERT INTO gen_t (id) VALUES (snowflake_from_timestamp('2024-06-01 12:00:00+00') + (9 << 12));
+SELECT made, worker FROM gen_t;
+INSERT INTO gen_t (id) VALUES (snowflake_from_timestamp('2024-05-31 23:59:59.999+00'));
+DROP TABLE gen_t;
+CREATE TABLE part_t (id snowflake PRIMARY KEY, n integer) PARTITION BY RANGE (id);
+CREATE TABLE part_t_may PARTITION OF part_t FOR VALUES
+    FROM (snowflake_from_timestamp('2024-05-01 00:00:00+00', '2024-01-01 00:00:00+00'))
+    TO (snowflake_from_timestamp('2024-06-01 00:00:00+00', '2024-01-01 00:00:00+00'));
+CREATE TABLE part_t_june PARTITION OF part_t FOR VALUES
+    FROM (snowflake_from_timestamp('2024-06-01 00:00:00+00', '2024-01-01 00:00:00+00'))
+    TO (snowflake_from_timestamp('2024-07-01 00:00:00+00', '2024-01-01 00:00:00+00'));
+CREATE TABLE part_t_july PARTITION OF part_t FOR VALUES
+    FROM (snowflake_from_timestamp('2024-07-01 00:00:00+00', '2024-01-01 00:00:00+00'))
+    TO (snowflake_from_timestamp('2024-08-01 00:00:00+00', '2024-01-01 00:00:00+00'));
+INSERT INTO part_t
+SELECT snowflake_from_timestamp('2024-05-01 00:00:00+00'::timestamptz + g * interval '1 minute'), g
+FROM generate_series(0, 131039) g;
+ANALYZE part_t;
+SELECT tableoid::regclass AS partition, count(*) FROM part_t GROUP BY 1 ORDER BY tableoid::regclass::text COLLATE "C";
+-- time windows with the STABLE forms prune at run time and use the primary key
+\getenv abs_srcdir PG_ABS_SRCDIR
+\set plan_nodes :abs_srcdir '/test/regress/plan_nodes.sql'
+\i :plan_nodes
+SELECT pg_temp.plan_nodes($$SELECT count(*) FROM part_t
+    WHERE id >= snowflake_from_timestamp('2024-06-10 00:00:00+00')
+      AND id < snowflake_from_timestamp('2024-06-10 01:00:00+00')$$) AS stable_window;
+SELECT count(*), min(n), max(n) FROM part_t
+WHERE id >= snowflake_from_timestamp('2024-06-10 00:00:00+00')
+  AND id < snowflake_from_timestamp('2024-06-10 01:00:00+00');
+-- with the IMMUTABLE forms, at plan time
+SELECT pg_temp.plan_nodes($$SELECT count(*) FROM part_t
+    WHERE id >= snowflake_from_timestamp('2024-06-10 00:00:00+00', '2024-01-01 00:00:00+00')
+      AND id < snowflake_from_timestamp('2024-06-10 01:00:00+00', '2024-01-01 00:00:00+00')$$) AS immutable_window;
+-- a plain (not partitioned) table: the primary key serves the window
+CREATE TABLE pk_t (id snowflake PRIMARY KEY, n integer);
+INSERT INTO pk_t SELECT id, n FROM part_t;
+ANALYZE pk_t;
+SELECT pg_temp.plan_nodes($$SELECT * FROM pk_t
+    WHERE id >= snowflake_from_timestamp('2024-06-10 00:00:00+00')
+      AND id < snowflake_from_timestamp('2024-06-10 01:00:00+00')$$) AS pk_window;
+DROP TABLE part_t, pk_t;
+
+-- a quoted id (as JSON carries it) resolves to the one bigint overload
 SELECT * FROM snowflake_decode('7167350074945572864');
 SELECT snowflake_to_timestamp('7167350074945572864');
 SELECT snowflake_to_timestamp('-1');

@@ -1,4 +1,8 @@
 -- snowflake 1.0: 64-bit, time-ordered, cluster-unique ids.
+-- Written as if frozen: a change after a release is an upgrade script.
+-- Functions users call are named snowflake*; support functions (type I/O,
+-- operators, index and planner support) are named _snowflake_* so that
+-- \df snowflake* lists only the former.
 \echo Use "CREATE EXTENSION snowflake" to load this file. \quit
 
 -- generation (needs shared_preload_libraries = 'snowflake')
@@ -9,7 +13,7 @@ COMMENT ON FUNCTION snowflake_nextval() IS 'the next id of this node: unique, st
 
 CREATE FUNCTION snowflake_nextvals(n bigint) RETURNS SETOF bigint
     AS 'MODULE_PATHNAME', 'snowflake_nextvals' LANGUAGE C VOLATILE STRICT PARALLEL SAFE ROWS 1000;
-COMMENT ON FUNCTION snowflake_nextvals(bigint) IS 'n increasing ids, reserved at once';
+COMMENT ON FUNCTION snowflake_nextvals(bigint) IS 'n increasing ids, reserved at once; n is 1 to 1000000';
 
 CREATE FUNCTION snowflake_status(
     OUT worker_id integer, OUT epoch timestamptz, OUT last_id bigint,
@@ -21,161 +25,414 @@ COMMENT ON FUNCTION snowflake_status() IS 'the generator''s settings, position a
 CREATE VIEW snowflake_status AS SELECT * FROM snowflake_status();
 COMMENT ON VIEW snowflake_status IS 'the generator''s settings, position and counters';
 
+-- monitoring roles may read it (nothing in it is secret; it changes nothing)
+REVOKE ALL ON FUNCTION snowflake_status() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION snowflake_status() TO pg_monitor;
+GRANT SELECT ON snowflake_status TO pg_monitor;
+
 -- snowflake type
 
 CREATE TYPE snowflake;
 
-CREATE FUNCTION snowflake_in(cstring) RETURNS snowflake
+CREATE FUNCTION _snowflake_in(cstring) RETURNS snowflake
     AS 'MODULE_PATHNAME', 'snowflake_in' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-CREATE FUNCTION snowflake_out(snowflake) RETURNS cstring
+CREATE FUNCTION _snowflake_out(snowflake) RETURNS cstring
     AS 'MODULE_PATHNAME', 'snowflake_out' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-CREATE FUNCTION snowflake_recv(internal) RETURNS snowflake
+CREATE FUNCTION _snowflake_recv(internal) RETURNS snowflake
     AS 'MODULE_PATHNAME', 'snowflake_recv' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-CREATE FUNCTION snowflake_send(snowflake) RETURNS bytea
+CREATE FUNCTION _snowflake_send(snowflake) RETURNS bytea
     AS 'int8send' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION _snowflake_in(cstring) IS 'type input: decimal digits, 0 to 9223372036854775807';
+COMMENT ON FUNCTION _snowflake_out(snowflake) IS 'type output: the decimal id';
+COMMENT ON FUNCTION _snowflake_recv(internal) IS 'binary input: int8''s wire form, negatives refused';
+COMMENT ON FUNCTION _snowflake_send(snowflake) IS 'binary output: int8''s wire form';
 
 CREATE TYPE snowflake (
-    INPUT = snowflake_in, OUTPUT = snowflake_out,
-    RECEIVE = snowflake_recv, SEND = snowflake_send,
+    INPUT = _snowflake_in, OUTPUT = _snowflake_out,
+    RECEIVE = _snowflake_recv, SEND = _snowflake_send,
     LIKE = pg_catalog.int8,
-    -- the string category, so that a quoted id (as JSON gives it) resolves to snowflake
-    -- where a function takes snowflake or bigint
-    CATEGORY = 'S'
+    -- numeric, not preferred: integer widens to it, it widens to bigint
+    CATEGORY = 'N'
 );
-COMMENT ON TYPE snowflake IS '64-bit time-ordered id; text is the decimal id';
+COMMENT ON TYPE snowflake IS '64-bit time-ordered id; text is the decimal id; between integer and bigint';
 
--- casts: assignment only, so that operator resolution never has two paths
+-- casts: integer -> snowflake -> bigint implicitly, bigint -> snowflake by
+-- assignment; negative values are refused
 
-CREATE FUNCTION snowflake(bigint) RETURNS snowflake
-    AS 'MODULE_PATHNAME', 'snowflake_from_bigint' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION snowflake(smallint) RETURNS snowflake
+    AS 'MODULE_PATHNAME', 'snowflake_from_smallint' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 CREATE FUNCTION snowflake(integer) RETURNS snowflake
     AS 'MODULE_PATHNAME', 'snowflake_from_integer' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION snowflake(bigint) RETURNS snowflake
+    AS 'MODULE_PATHNAME', 'snowflake_from_bigint' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION snowflake(jsonb) RETURNS snowflake
+    AS 'MODULE_PATHNAME', 'snowflake_from_jsonb' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION snowflake(json) RETURNS snowflake
+    LANGUAGE SQL IMMUTABLE STRICT PARALLEL SAFE RETURN snowflake($1::jsonb);
+CREATE FUNCTION _snowflake_to_integer(snowflake) RETURNS integer
+    AS 'int84' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION _snowflake_to_smallint(snowflake) RETURNS smallint
+    AS 'int82' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION snowflake(smallint) IS 'the id of a non-negative smallint';
+COMMENT ON FUNCTION snowflake(integer) IS 'the id of a non-negative integer';
+COMMENT ON FUNCTION snowflake(bigint) IS 'the id of a non-negative bigint';
+COMMENT ON FUNCTION snowflake(jsonb) IS 'the id of a JSON string or number';
+COMMENT ON FUNCTION snowflake(json) IS 'the id of a JSON string or number';
+COMMENT ON FUNCTION _snowflake_to_integer(snowflake) IS 'cast support: snowflake to integer, refusing what does not fit';
+COMMENT ON FUNCTION _snowflake_to_smallint(snowflake) IS 'cast support: snowflake to smallint, refusing what does not fit';
+
+CREATE CAST (smallint AS snowflake) WITH FUNCTION snowflake(smallint) AS IMPLICIT;
+CREATE CAST (integer AS snowflake) WITH FUNCTION snowflake(integer) AS IMPLICIT;
 CREATE CAST (bigint AS snowflake) WITH FUNCTION snowflake(bigint) AS ASSIGNMENT;
-CREATE CAST (integer AS snowflake) WITH FUNCTION snowflake(integer) AS ASSIGNMENT;
-CREATE CAST (snowflake AS bigint) WITHOUT FUNCTION AS ASSIGNMENT;
-CREATE FUNCTION snowflake_to_integer(snowflake) RETURNS integer AS 'int84' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE;
-CREATE CAST (snowflake AS integer) WITH FUNCTION snowflake_to_integer(snowflake) AS ASSIGNMENT;
+CREATE CAST (snowflake AS bigint) WITHOUT FUNCTION AS IMPLICIT;
+CREATE CAST (snowflake AS integer) WITH FUNCTION _snowflake_to_integer(snowflake) AS ASSIGNMENT;
+CREATE CAST (snowflake AS smallint) WITH FUNCTION _snowflake_to_smallint(snowflake) AS ASSIGNMENT;
+CREATE CAST (jsonb AS snowflake) WITH FUNCTION snowflake(jsonb);
+CREATE CAST (json AS snowflake) WITH FUNCTION snowflake(json);
+COMMENT ON CAST (smallint AS snowflake) IS 'implicit: smallint widens to snowflake; negatives are refused';
+COMMENT ON CAST (integer AS snowflake) IS 'implicit: integer widens to snowflake; negatives are refused';
+COMMENT ON CAST (bigint AS snowflake) IS 'assignment: a bigint stored into a snowflake; negatives are refused';
+COMMENT ON CAST (snowflake AS bigint) IS 'implicit, binary: every snowflake is a bigint';
+COMMENT ON CAST (snowflake AS integer) IS 'assignment: refuses ids above 2147483647';
+COMMENT ON CAST (snowflake AS smallint) IS 'assignment: refuses ids above 32767';
+COMMENT ON CAST (jsonb AS snowflake) IS 'explicit: a JSON string of digits or a JSON integer';
+COMMENT ON CAST (json AS snowflake) IS 'explicit: a JSON string of digits or a JSON integer';
 
--- comparison functions: int8's own, as the bits are int8's
+-- comparison operators: snowflake with snowflake, bigint, integer and
+-- smallint on either side, on int8's internal functions (the bits are
+-- int8's). Planner support (and a statistics hook in the library) shows the
+-- planner snowflake operands as bigint, so that estimates are bigint's.
 
-CREATE FUNCTION snowflake_eq(snowflake, snowflake) RETURNS boolean AS 'int8eq' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
-CREATE FUNCTION snowflake_ne(snowflake, snowflake) RETURNS boolean AS 'int8ne' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
-CREATE FUNCTION snowflake_lt(snowflake, snowflake) RETURNS boolean AS 'int8lt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
-CREATE FUNCTION snowflake_le(snowflake, snowflake) RETURNS boolean AS 'int8le' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
-CREATE FUNCTION snowflake_gt(snowflake, snowflake) RETURNS boolean AS 'int8gt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
-CREATE FUNCTION snowflake_ge(snowflake, snowflake) RETURNS boolean AS 'int8ge' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
-CREATE FUNCTION snowflake_cmp(snowflake, snowflake) RETURNS integer AS 'btint8cmp' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION _snowflake_comparison_support(internal) RETURNS internal
+    AS 'MODULE_PATHNAME', 'snowflake_comparison_support' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION _snowflake_comparison_support(internal) IS 'planner support: comparisons with a snowflake constant are estimated as with a bigint one';
 
-CREATE FUNCTION snowflake_eq(snowflake, bigint) RETURNS boolean AS 'int8eq' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
-CREATE FUNCTION snowflake_ne(snowflake, bigint) RETURNS boolean AS 'int8ne' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
-CREATE FUNCTION snowflake_lt(snowflake, bigint) RETURNS boolean AS 'int8lt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
-CREATE FUNCTION snowflake_le(snowflake, bigint) RETURNS boolean AS 'int8le' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
-CREATE FUNCTION snowflake_gt(snowflake, bigint) RETURNS boolean AS 'int8gt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
-CREATE FUNCTION snowflake_ge(snowflake, bigint) RETURNS boolean AS 'int8ge' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
-CREATE FUNCTION snowflake_cmp(snowflake, bigint) RETURNS integer AS 'btint8cmp' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+-- snowflake x snowflake
+CREATE FUNCTION _snowflake_eq(snowflake, snowflake) RETURNS boolean AS 'int8eq' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION _snowflake_ne(snowflake, snowflake) RETURNS boolean AS 'int8ne' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION _snowflake_lt(snowflake, snowflake) RETURNS boolean AS 'int8lt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
+CREATE FUNCTION _snowflake_le(snowflake, snowflake) RETURNS boolean AS 'int8le' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
+CREATE FUNCTION _snowflake_gt(snowflake, snowflake) RETURNS boolean AS 'int8gt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
+CREATE FUNCTION _snowflake_ge(snowflake, snowflake) RETURNS boolean AS 'int8ge' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
+CREATE FUNCTION _snowflake_cmp(snowflake, snowflake) RETURNS integer AS 'btint8cmp' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE OPERATOR = (LEFTARG = snowflake, RIGHTARG = snowflake, FUNCTION = _snowflake_eq, COMMUTATOR = =, NEGATOR = <>, RESTRICT = eqsel, JOIN = eqjoinsel, HASHES, MERGES);
+CREATE OPERATOR <> (LEFTARG = snowflake, RIGHTARG = snowflake, FUNCTION = _snowflake_ne, COMMUTATOR = <>, NEGATOR = =, RESTRICT = neqsel, JOIN = neqjoinsel);
+CREATE OPERATOR < (LEFTARG = snowflake, RIGHTARG = snowflake, FUNCTION = _snowflake_lt, COMMUTATOR = >, NEGATOR = >=, RESTRICT = scalarltsel, JOIN = scalarltjoinsel);
+CREATE OPERATOR <= (LEFTARG = snowflake, RIGHTARG = snowflake, FUNCTION = _snowflake_le, COMMUTATOR = >=, NEGATOR = >, RESTRICT = scalarlesel, JOIN = scalarlejoinsel);
+CREATE OPERATOR > (LEFTARG = snowflake, RIGHTARG = snowflake, FUNCTION = _snowflake_gt, COMMUTATOR = <, NEGATOR = <=, RESTRICT = scalargtsel, JOIN = scalargtjoinsel);
+CREATE OPERATOR >= (LEFTARG = snowflake, RIGHTARG = snowflake, FUNCTION = _snowflake_ge, COMMUTATOR = <=, NEGATOR = <, RESTRICT = scalargesel, JOIN = scalargejoinsel);
+COMMENT ON OPERATOR = (snowflake, snowflake) IS 'equal to';
+COMMENT ON OPERATOR <> (snowflake, snowflake) IS 'not equal to';
+COMMENT ON OPERATOR < (snowflake, snowflake) IS 'less than';
+COMMENT ON OPERATOR <= (snowflake, snowflake) IS 'less than or equal to';
+COMMENT ON OPERATOR > (snowflake, snowflake) IS 'greater than';
+COMMENT ON OPERATOR >= (snowflake, snowflake) IS 'greater than or equal to';
+COMMENT ON FUNCTION _snowflake_cmp(snowflake, snowflake) IS 'B-tree support: -1, 0 or 1 as the first is less than, equal to or greater than the second';
+COMMENT ON FUNCTION _snowflake_eq(snowflake, snowflake) IS 'implements = (snowflake, snowflake)';
+COMMENT ON FUNCTION _snowflake_ne(snowflake, snowflake) IS 'implements <> (snowflake, snowflake)';
+COMMENT ON FUNCTION _snowflake_lt(snowflake, snowflake) IS 'implements < (snowflake, snowflake)';
+COMMENT ON FUNCTION _snowflake_le(snowflake, snowflake) IS 'implements <= (snowflake, snowflake)';
+COMMENT ON FUNCTION _snowflake_gt(snowflake, snowflake) IS 'implements > (snowflake, snowflake)';
+COMMENT ON FUNCTION _snowflake_ge(snowflake, snowflake) IS 'implements >= (snowflake, snowflake)';
 
-CREATE FUNCTION snowflake_eq(bigint, snowflake) RETURNS boolean AS 'int8eq' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
-CREATE FUNCTION snowflake_ne(bigint, snowflake) RETURNS boolean AS 'int8ne' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
-CREATE FUNCTION snowflake_lt(bigint, snowflake) RETURNS boolean AS 'int8lt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
-CREATE FUNCTION snowflake_le(bigint, snowflake) RETURNS boolean AS 'int8le' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
-CREATE FUNCTION snowflake_gt(bigint, snowflake) RETURNS boolean AS 'int8gt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
-CREATE FUNCTION snowflake_ge(bigint, snowflake) RETURNS boolean AS 'int8ge' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
-CREATE FUNCTION snowflake_cmp(bigint, snowflake) RETURNS integer AS 'btint8cmp' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+-- snowflake x bigint
+CREATE FUNCTION _snowflake_eq(snowflake, bigint) RETURNS boolean AS 'int8eq' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
+CREATE FUNCTION _snowflake_ne(snowflake, bigint) RETURNS boolean AS 'int8ne' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION _snowflake_lt(snowflake, bigint) RETURNS boolean AS 'int8lt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
+CREATE FUNCTION _snowflake_le(snowflake, bigint) RETURNS boolean AS 'int8le' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
+CREATE FUNCTION _snowflake_gt(snowflake, bigint) RETURNS boolean AS 'int8gt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
+CREATE FUNCTION _snowflake_ge(snowflake, bigint) RETURNS boolean AS 'int8ge' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
+CREATE FUNCTION _snowflake_cmp(snowflake, bigint) RETURNS integer AS 'btint8cmp' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE OPERATOR = (LEFTARG = snowflake, RIGHTARG = bigint, FUNCTION = _snowflake_eq, COMMUTATOR = =, NEGATOR = <>, RESTRICT = eqsel, JOIN = eqjoinsel, HASHES);
+CREATE OPERATOR <> (LEFTARG = snowflake, RIGHTARG = bigint, FUNCTION = _snowflake_ne, COMMUTATOR = <>, NEGATOR = =, RESTRICT = neqsel, JOIN = neqjoinsel);
+CREATE OPERATOR < (LEFTARG = snowflake, RIGHTARG = bigint, FUNCTION = _snowflake_lt, COMMUTATOR = >, NEGATOR = >=, RESTRICT = scalarltsel, JOIN = scalarltjoinsel);
+CREATE OPERATOR <= (LEFTARG = snowflake, RIGHTARG = bigint, FUNCTION = _snowflake_le, COMMUTATOR = >=, NEGATOR = >, RESTRICT = scalarlesel, JOIN = scalarlejoinsel);
+CREATE OPERATOR > (LEFTARG = snowflake, RIGHTARG = bigint, FUNCTION = _snowflake_gt, COMMUTATOR = <, NEGATOR = <=, RESTRICT = scalargtsel, JOIN = scalargtjoinsel);
+CREATE OPERATOR >= (LEFTARG = snowflake, RIGHTARG = bigint, FUNCTION = _snowflake_ge, COMMUTATOR = <=, NEGATOR = <, RESTRICT = scalargesel, JOIN = scalargejoinsel);
+COMMENT ON OPERATOR = (snowflake, bigint) IS 'equal to';
+COMMENT ON OPERATOR <> (snowflake, bigint) IS 'not equal to';
+COMMENT ON OPERATOR < (snowflake, bigint) IS 'less than';
+COMMENT ON OPERATOR <= (snowflake, bigint) IS 'less than or equal to';
+COMMENT ON OPERATOR > (snowflake, bigint) IS 'greater than';
+COMMENT ON OPERATOR >= (snowflake, bigint) IS 'greater than or equal to';
+COMMENT ON FUNCTION _snowflake_cmp(snowflake, bigint) IS 'B-tree support: -1, 0 or 1 as the first is less than, equal to or greater than the second';
+COMMENT ON FUNCTION _snowflake_eq(snowflake, bigint) IS 'implements = (snowflake, bigint)';
+COMMENT ON FUNCTION _snowflake_ne(snowflake, bigint) IS 'implements <> (snowflake, bigint)';
+COMMENT ON FUNCTION _snowflake_lt(snowflake, bigint) IS 'implements < (snowflake, bigint)';
+COMMENT ON FUNCTION _snowflake_le(snowflake, bigint) IS 'implements <= (snowflake, bigint)';
+COMMENT ON FUNCTION _snowflake_gt(snowflake, bigint) IS 'implements > (snowflake, bigint)';
+COMMENT ON FUNCTION _snowflake_ge(snowflake, bigint) IS 'implements >= (snowflake, bigint)';
 
-CREATE FUNCTION snowflake_sortsupport(internal) RETURNS void AS 'btint8sortsupport' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE;
-CREATE FUNCTION snowflake_hash(snowflake) RETURNS integer AS 'hashint8' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
-CREATE FUNCTION snowflake_hash_extended(snowflake, bigint) RETURNS bigint AS 'hashint8extended' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+-- bigint x snowflake
+CREATE FUNCTION _snowflake_eq(bigint, snowflake) RETURNS boolean AS 'int8eq' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
+CREATE FUNCTION _snowflake_ne(bigint, snowflake) RETURNS boolean AS 'int8ne' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION _snowflake_lt(bigint, snowflake) RETURNS boolean AS 'int8lt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
+CREATE FUNCTION _snowflake_le(bigint, snowflake) RETURNS boolean AS 'int8le' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
+CREATE FUNCTION _snowflake_gt(bigint, snowflake) RETURNS boolean AS 'int8gt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
+CREATE FUNCTION _snowflake_ge(bigint, snowflake) RETURNS boolean AS 'int8ge' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
+CREATE FUNCTION _snowflake_cmp(bigint, snowflake) RETURNS integer AS 'btint8cmp' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE OPERATOR = (LEFTARG = bigint, RIGHTARG = snowflake, FUNCTION = _snowflake_eq, COMMUTATOR = =, NEGATOR = <>, RESTRICT = eqsel, JOIN = eqjoinsel, HASHES);
+CREATE OPERATOR <> (LEFTARG = bigint, RIGHTARG = snowflake, FUNCTION = _snowflake_ne, COMMUTATOR = <>, NEGATOR = =, RESTRICT = neqsel, JOIN = neqjoinsel);
+CREATE OPERATOR < (LEFTARG = bigint, RIGHTARG = snowflake, FUNCTION = _snowflake_lt, COMMUTATOR = >, NEGATOR = >=, RESTRICT = scalarltsel, JOIN = scalarltjoinsel);
+CREATE OPERATOR <= (LEFTARG = bigint, RIGHTARG = snowflake, FUNCTION = _snowflake_le, COMMUTATOR = >=, NEGATOR = >, RESTRICT = scalarlesel, JOIN = scalarlejoinsel);
+CREATE OPERATOR > (LEFTARG = bigint, RIGHTARG = snowflake, FUNCTION = _snowflake_gt, COMMUTATOR = <, NEGATOR = <=, RESTRICT = scalargtsel, JOIN = scalargtjoinsel);
+CREATE OPERATOR >= (LEFTARG = bigint, RIGHTARG = snowflake, FUNCTION = _snowflake_ge, COMMUTATOR = <=, NEGATOR = <, RESTRICT = scalargesel, JOIN = scalargejoinsel);
+COMMENT ON OPERATOR = (bigint, snowflake) IS 'equal to';
+COMMENT ON OPERATOR <> (bigint, snowflake) IS 'not equal to';
+COMMENT ON OPERATOR < (bigint, snowflake) IS 'less than';
+COMMENT ON OPERATOR <= (bigint, snowflake) IS 'less than or equal to';
+COMMENT ON OPERATOR > (bigint, snowflake) IS 'greater than';
+COMMENT ON OPERATOR >= (bigint, snowflake) IS 'greater than or equal to';
+COMMENT ON FUNCTION _snowflake_cmp(bigint, snowflake) IS 'B-tree support: -1, 0 or 1 as the first is less than, equal to or greater than the second';
+COMMENT ON FUNCTION _snowflake_eq(bigint, snowflake) IS 'implements = (bigint, snowflake)';
+COMMENT ON FUNCTION _snowflake_ne(bigint, snowflake) IS 'implements <> (bigint, snowflake)';
+COMMENT ON FUNCTION _snowflake_lt(bigint, snowflake) IS 'implements < (bigint, snowflake)';
+COMMENT ON FUNCTION _snowflake_le(bigint, snowflake) IS 'implements <= (bigint, snowflake)';
+COMMENT ON FUNCTION _snowflake_gt(bigint, snowflake) IS 'implements > (bigint, snowflake)';
+COMMENT ON FUNCTION _snowflake_ge(bigint, snowflake) IS 'implements >= (bigint, snowflake)';
 
--- operators
+-- snowflake x integer
+CREATE FUNCTION _snowflake_eq(snowflake, integer) RETURNS boolean AS 'int84eq' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
+CREATE FUNCTION _snowflake_ne(snowflake, integer) RETURNS boolean AS 'int84ne' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION _snowflake_lt(snowflake, integer) RETURNS boolean AS 'int84lt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
+CREATE FUNCTION _snowflake_le(snowflake, integer) RETURNS boolean AS 'int84le' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
+CREATE FUNCTION _snowflake_gt(snowflake, integer) RETURNS boolean AS 'int84gt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
+CREATE FUNCTION _snowflake_ge(snowflake, integer) RETURNS boolean AS 'int84ge' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
+CREATE FUNCTION _snowflake_cmp(snowflake, integer) RETURNS integer AS 'btint84cmp' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE OPERATOR = (LEFTARG = snowflake, RIGHTARG = integer, FUNCTION = _snowflake_eq, COMMUTATOR = =, NEGATOR = <>, RESTRICT = eqsel, JOIN = eqjoinsel, HASHES);
+CREATE OPERATOR <> (LEFTARG = snowflake, RIGHTARG = integer, FUNCTION = _snowflake_ne, COMMUTATOR = <>, NEGATOR = =, RESTRICT = neqsel, JOIN = neqjoinsel);
+CREATE OPERATOR < (LEFTARG = snowflake, RIGHTARG = integer, FUNCTION = _snowflake_lt, COMMUTATOR = >, NEGATOR = >=, RESTRICT = scalarltsel, JOIN = scalarltjoinsel);
+CREATE OPERATOR <= (LEFTARG = snowflake, RIGHTARG = integer, FUNCTION = _snowflake_le, COMMUTATOR = >=, NEGATOR = >, RESTRICT = scalarlesel, JOIN = scalarlejoinsel);
+CREATE OPERATOR > (LEFTARG = snowflake, RIGHTARG = integer, FUNCTION = _snowflake_gt, COMMUTATOR = <, NEGATOR = <=, RESTRICT = scalargtsel, JOIN = scalargtjoinsel);
+CREATE OPERATOR >= (LEFTARG = snowflake, RIGHTARG = integer, FUNCTION = _snowflake_ge, COMMUTATOR = <=, NEGATOR = <, RESTRICT = scalargesel, JOIN = scalargejoinsel);
+COMMENT ON OPERATOR = (snowflake, integer) IS 'equal to';
+COMMENT ON OPERATOR <> (snowflake, integer) IS 'not equal to';
+COMMENT ON OPERATOR < (snowflake, integer) IS 'less than';
+COMMENT ON OPERATOR <= (snowflake, integer) IS 'less than or equal to';
+COMMENT ON OPERATOR > (snowflake, integer) IS 'greater than';
+COMMENT ON OPERATOR >= (snowflake, integer) IS 'greater than or equal to';
+COMMENT ON FUNCTION _snowflake_cmp(snowflake, integer) IS 'B-tree support: -1, 0 or 1 as the first is less than, equal to or greater than the second';
+COMMENT ON FUNCTION _snowflake_eq(snowflake, integer) IS 'implements = (snowflake, integer)';
+COMMENT ON FUNCTION _snowflake_ne(snowflake, integer) IS 'implements <> (snowflake, integer)';
+COMMENT ON FUNCTION _snowflake_lt(snowflake, integer) IS 'implements < (snowflake, integer)';
+COMMENT ON FUNCTION _snowflake_le(snowflake, integer) IS 'implements <= (snowflake, integer)';
+COMMENT ON FUNCTION _snowflake_gt(snowflake, integer) IS 'implements > (snowflake, integer)';
+COMMENT ON FUNCTION _snowflake_ge(snowflake, integer) IS 'implements >= (snowflake, integer)';
 
-CREATE OPERATOR = (LEFTARG = snowflake, RIGHTARG = snowflake, FUNCTION = snowflake_eq, COMMUTATOR = =, NEGATOR = <>, RESTRICT = eqsel, JOIN = eqjoinsel, HASHES, MERGES);
-CREATE OPERATOR <> (LEFTARG = snowflake, RIGHTARG = snowflake, FUNCTION = snowflake_ne, COMMUTATOR = <>, NEGATOR = =, RESTRICT = neqsel, JOIN = neqjoinsel);
-CREATE OPERATOR < (LEFTARG = snowflake, RIGHTARG = snowflake, FUNCTION = snowflake_lt, COMMUTATOR = >, NEGATOR = >=, RESTRICT = scalarltsel, JOIN = scalarltjoinsel);
-CREATE OPERATOR <= (LEFTARG = snowflake, RIGHTARG = snowflake, FUNCTION = snowflake_le, COMMUTATOR = >=, NEGATOR = >, RESTRICT = scalarlesel, JOIN = scalarlejoinsel);
-CREATE OPERATOR > (LEFTARG = snowflake, RIGHTARG = snowflake, FUNCTION = snowflake_gt, COMMUTATOR = <, NEGATOR = <=, RESTRICT = scalargtsel, JOIN = scalargtjoinsel);
-CREATE OPERATOR >= (LEFTARG = snowflake, RIGHTARG = snowflake, FUNCTION = snowflake_ge, COMMUTATOR = <=, NEGATOR = <, RESTRICT = scalargesel, JOIN = scalargejoinsel);
+-- integer x snowflake
+CREATE FUNCTION _snowflake_eq(integer, snowflake) RETURNS boolean AS 'int48eq' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
+CREATE FUNCTION _snowflake_ne(integer, snowflake) RETURNS boolean AS 'int48ne' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION _snowflake_lt(integer, snowflake) RETURNS boolean AS 'int48lt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
+CREATE FUNCTION _snowflake_le(integer, snowflake) RETURNS boolean AS 'int48le' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
+CREATE FUNCTION _snowflake_gt(integer, snowflake) RETURNS boolean AS 'int48gt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
+CREATE FUNCTION _snowflake_ge(integer, snowflake) RETURNS boolean AS 'int48ge' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
+CREATE FUNCTION _snowflake_cmp(integer, snowflake) RETURNS integer AS 'btint48cmp' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE OPERATOR = (LEFTARG = integer, RIGHTARG = snowflake, FUNCTION = _snowflake_eq, COMMUTATOR = =, NEGATOR = <>, RESTRICT = eqsel, JOIN = eqjoinsel, HASHES);
+CREATE OPERATOR <> (LEFTARG = integer, RIGHTARG = snowflake, FUNCTION = _snowflake_ne, COMMUTATOR = <>, NEGATOR = =, RESTRICT = neqsel, JOIN = neqjoinsel);
+CREATE OPERATOR < (LEFTARG = integer, RIGHTARG = snowflake, FUNCTION = _snowflake_lt, COMMUTATOR = >, NEGATOR = >=, RESTRICT = scalarltsel, JOIN = scalarltjoinsel);
+CREATE OPERATOR <= (LEFTARG = integer, RIGHTARG = snowflake, FUNCTION = _snowflake_le, COMMUTATOR = >=, NEGATOR = >, RESTRICT = scalarlesel, JOIN = scalarlejoinsel);
+CREATE OPERATOR > (LEFTARG = integer, RIGHTARG = snowflake, FUNCTION = _snowflake_gt, COMMUTATOR = <, NEGATOR = <=, RESTRICT = scalargtsel, JOIN = scalargtjoinsel);
+CREATE OPERATOR >= (LEFTARG = integer, RIGHTARG = snowflake, FUNCTION = _snowflake_ge, COMMUTATOR = <=, NEGATOR = <, RESTRICT = scalargesel, JOIN = scalargejoinsel);
+COMMENT ON OPERATOR = (integer, snowflake) IS 'equal to';
+COMMENT ON OPERATOR <> (integer, snowflake) IS 'not equal to';
+COMMENT ON OPERATOR < (integer, snowflake) IS 'less than';
+COMMENT ON OPERATOR <= (integer, snowflake) IS 'less than or equal to';
+COMMENT ON OPERATOR > (integer, snowflake) IS 'greater than';
+COMMENT ON OPERATOR >= (integer, snowflake) IS 'greater than or equal to';
+COMMENT ON FUNCTION _snowflake_cmp(integer, snowflake) IS 'B-tree support: -1, 0 or 1 as the first is less than, equal to or greater than the second';
+COMMENT ON FUNCTION _snowflake_eq(integer, snowflake) IS 'implements = (integer, snowflake)';
+COMMENT ON FUNCTION _snowflake_ne(integer, snowflake) IS 'implements <> (integer, snowflake)';
+COMMENT ON FUNCTION _snowflake_lt(integer, snowflake) IS 'implements < (integer, snowflake)';
+COMMENT ON FUNCTION _snowflake_le(integer, snowflake) IS 'implements <= (integer, snowflake)';
+COMMENT ON FUNCTION _snowflake_gt(integer, snowflake) IS 'implements > (integer, snowflake)';
+COMMENT ON FUNCTION _snowflake_ge(integer, snowflake) IS 'implements >= (integer, snowflake)';
 
-CREATE OPERATOR = (LEFTARG = snowflake, RIGHTARG = bigint, FUNCTION = snowflake_eq, COMMUTATOR = =, NEGATOR = <>, RESTRICT = eqsel, JOIN = eqjoinsel, HASHES, MERGES);
-CREATE OPERATOR <> (LEFTARG = snowflake, RIGHTARG = bigint, FUNCTION = snowflake_ne, COMMUTATOR = <>, NEGATOR = =, RESTRICT = neqsel, JOIN = neqjoinsel);
-CREATE OPERATOR < (LEFTARG = snowflake, RIGHTARG = bigint, FUNCTION = snowflake_lt, COMMUTATOR = >, NEGATOR = >=, RESTRICT = scalarltsel, JOIN = scalarltjoinsel);
-CREATE OPERATOR <= (LEFTARG = snowflake, RIGHTARG = bigint, FUNCTION = snowflake_le, COMMUTATOR = >=, NEGATOR = >, RESTRICT = scalarlesel, JOIN = scalarlejoinsel);
-CREATE OPERATOR > (LEFTARG = snowflake, RIGHTARG = bigint, FUNCTION = snowflake_gt, COMMUTATOR = <, NEGATOR = <=, RESTRICT = scalargtsel, JOIN = scalargtjoinsel);
-CREATE OPERATOR >= (LEFTARG = snowflake, RIGHTARG = bigint, FUNCTION = snowflake_ge, COMMUTATOR = <=, NEGATOR = <, RESTRICT = scalargesel, JOIN = scalargejoinsel);
+-- snowflake x smallint
+CREATE FUNCTION _snowflake_eq(snowflake, smallint) RETURNS boolean AS 'int82eq' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
+CREATE FUNCTION _snowflake_ne(snowflake, smallint) RETURNS boolean AS 'int82ne' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION _snowflake_lt(snowflake, smallint) RETURNS boolean AS 'int82lt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
+CREATE FUNCTION _snowflake_le(snowflake, smallint) RETURNS boolean AS 'int82le' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
+CREATE FUNCTION _snowflake_gt(snowflake, smallint) RETURNS boolean AS 'int82gt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
+CREATE FUNCTION _snowflake_ge(snowflake, smallint) RETURNS boolean AS 'int82ge' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
+CREATE FUNCTION _snowflake_cmp(snowflake, smallint) RETURNS integer AS 'btint82cmp' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE OPERATOR = (LEFTARG = snowflake, RIGHTARG = smallint, FUNCTION = _snowflake_eq, COMMUTATOR = =, NEGATOR = <>, RESTRICT = eqsel, JOIN = eqjoinsel, HASHES);
+CREATE OPERATOR <> (LEFTARG = snowflake, RIGHTARG = smallint, FUNCTION = _snowflake_ne, COMMUTATOR = <>, NEGATOR = =, RESTRICT = neqsel, JOIN = neqjoinsel);
+CREATE OPERATOR < (LEFTARG = snowflake, RIGHTARG = smallint, FUNCTION = _snowflake_lt, COMMUTATOR = >, NEGATOR = >=, RESTRICT = scalarltsel, JOIN = scalarltjoinsel);
+CREATE OPERATOR <= (LEFTARG = snowflake, RIGHTARG = smallint, FUNCTION = _snowflake_le, COMMUTATOR = >=, NEGATOR = >, RESTRICT = scalarlesel, JOIN = scalarlejoinsel);
+CREATE OPERATOR > (LEFTARG = snowflake, RIGHTARG = smallint, FUNCTION = _snowflake_gt, COMMUTATOR = <, NEGATOR = <=, RESTRICT = scalargtsel, JOIN = scalargtjoinsel);
+CREATE OPERATOR >= (LEFTARG = snowflake, RIGHTARG = smallint, FUNCTION = _snowflake_ge, COMMUTATOR = <=, NEGATOR = <, RESTRICT = scalargesel, JOIN = scalargejoinsel);
+COMMENT ON OPERATOR = (snowflake, smallint) IS 'equal to';
+COMMENT ON OPERATOR <> (snowflake, smallint) IS 'not equal to';
+COMMENT ON OPERATOR < (snowflake, smallint) IS 'less than';
+COMMENT ON OPERATOR <= (snowflake, smallint) IS 'less than or equal to';
+COMMENT ON OPERATOR > (snowflake, smallint) IS 'greater than';
+COMMENT ON OPERATOR >= (snowflake, smallint) IS 'greater than or equal to';
+COMMENT ON FUNCTION _snowflake_cmp(snowflake, smallint) IS 'B-tree support: -1, 0 or 1 as the first is less than, equal to or greater than the second';
+COMMENT ON FUNCTION _snowflake_eq(snowflake, smallint) IS 'implements = (snowflake, smallint)';
+COMMENT ON FUNCTION _snowflake_ne(snowflake, smallint) IS 'implements <> (snowflake, smallint)';
+COMMENT ON FUNCTION _snowflake_lt(snowflake, smallint) IS 'implements < (snowflake, smallint)';
+COMMENT ON FUNCTION _snowflake_le(snowflake, smallint) IS 'implements <= (snowflake, smallint)';
+COMMENT ON FUNCTION _snowflake_gt(snowflake, smallint) IS 'implements > (snowflake, smallint)';
+COMMENT ON FUNCTION _snowflake_ge(snowflake, smallint) IS 'implements >= (snowflake, smallint)';
 
-CREATE OPERATOR = (LEFTARG = bigint, RIGHTARG = snowflake, FUNCTION = snowflake_eq, COMMUTATOR = =, NEGATOR = <>, RESTRICT = eqsel, JOIN = eqjoinsel, HASHES, MERGES);
-CREATE OPERATOR <> (LEFTARG = bigint, RIGHTARG = snowflake, FUNCTION = snowflake_ne, COMMUTATOR = <>, NEGATOR = =, RESTRICT = neqsel, JOIN = neqjoinsel);
-CREATE OPERATOR < (LEFTARG = bigint, RIGHTARG = snowflake, FUNCTION = snowflake_lt, COMMUTATOR = >, NEGATOR = >=, RESTRICT = scalarltsel, JOIN = scalarltjoinsel);
-CREATE OPERATOR <= (LEFTARG = bigint, RIGHTARG = snowflake, FUNCTION = snowflake_le, COMMUTATOR = >=, NEGATOR = >, RESTRICT = scalarlesel, JOIN = scalarlejoinsel);
-CREATE OPERATOR > (LEFTARG = bigint, RIGHTARG = snowflake, FUNCTION = snowflake_gt, COMMUTATOR = <, NEGATOR = <=, RESTRICT = scalargtsel, JOIN = scalargtjoinsel);
-CREATE OPERATOR >= (LEFTARG = bigint, RIGHTARG = snowflake, FUNCTION = snowflake_ge, COMMUTATOR = <=, NEGATOR = <, RESTRICT = scalargesel, JOIN = scalargejoinsel);
+-- smallint x snowflake
+CREATE FUNCTION _snowflake_eq(smallint, snowflake) RETURNS boolean AS 'int28eq' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
+CREATE FUNCTION _snowflake_ne(smallint, snowflake) RETURNS boolean AS 'int28ne' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION _snowflake_lt(smallint, snowflake) RETURNS boolean AS 'int28lt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
+CREATE FUNCTION _snowflake_le(smallint, snowflake) RETURNS boolean AS 'int28le' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
+CREATE FUNCTION _snowflake_gt(smallint, snowflake) RETURNS boolean AS 'int28gt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
+CREATE FUNCTION _snowflake_ge(smallint, snowflake) RETURNS boolean AS 'int28ge' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
+CREATE FUNCTION _snowflake_cmp(smallint, snowflake) RETURNS integer AS 'btint28cmp' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE OPERATOR = (LEFTARG = smallint, RIGHTARG = snowflake, FUNCTION = _snowflake_eq, COMMUTATOR = =, NEGATOR = <>, RESTRICT = eqsel, JOIN = eqjoinsel, HASHES);
+CREATE OPERATOR <> (LEFTARG = smallint, RIGHTARG = snowflake, FUNCTION = _snowflake_ne, COMMUTATOR = <>, NEGATOR = =, RESTRICT = neqsel, JOIN = neqjoinsel);
+CREATE OPERATOR < (LEFTARG = smallint, RIGHTARG = snowflake, FUNCTION = _snowflake_lt, COMMUTATOR = >, NEGATOR = >=, RESTRICT = scalarltsel, JOIN = scalarltjoinsel);
+CREATE OPERATOR <= (LEFTARG = smallint, RIGHTARG = snowflake, FUNCTION = _snowflake_le, COMMUTATOR = >=, NEGATOR = >, RESTRICT = scalarlesel, JOIN = scalarlejoinsel);
+CREATE OPERATOR > (LEFTARG = smallint, RIGHTARG = snowflake, FUNCTION = _snowflake_gt, COMMUTATOR = <, NEGATOR = <=, RESTRICT = scalargtsel, JOIN = scalargtjoinsel);
+CREATE OPERATOR >= (LEFTARG = smallint, RIGHTARG = snowflake, FUNCTION = _snowflake_ge, COMMUTATOR = <=, NEGATOR = <, RESTRICT = scalargesel, JOIN = scalargejoinsel);
+COMMENT ON OPERATOR = (smallint, snowflake) IS 'equal to';
+COMMENT ON OPERATOR <> (smallint, snowflake) IS 'not equal to';
+COMMENT ON OPERATOR < (smallint, snowflake) IS 'less than';
+COMMENT ON OPERATOR <= (smallint, snowflake) IS 'less than or equal to';
+COMMENT ON OPERATOR > (smallint, snowflake) IS 'greater than';
+COMMENT ON OPERATOR >= (smallint, snowflake) IS 'greater than or equal to';
+COMMENT ON FUNCTION _snowflake_cmp(smallint, snowflake) IS 'B-tree support: -1, 0 or 1 as the first is less than, equal to or greater than the second';
+COMMENT ON FUNCTION _snowflake_eq(smallint, snowflake) IS 'implements = (smallint, snowflake)';
+COMMENT ON FUNCTION _snowflake_ne(smallint, snowflake) IS 'implements <> (smallint, snowflake)';
+COMMENT ON FUNCTION _snowflake_lt(smallint, snowflake) IS 'implements < (smallint, snowflake)';
+COMMENT ON FUNCTION _snowflake_le(smallint, snowflake) IS 'implements <= (smallint, snowflake)';
+COMMENT ON FUNCTION _snowflake_gt(smallint, snowflake) IS 'implements > (smallint, snowflake)';
+COMMENT ON FUNCTION _snowflake_ge(smallint, snowflake) IS 'implements >= (smallint, snowflake)';
 
--- operator classes: one B-tree and one hash family, each holding snowflake,
--- the cross-type operators and bigint, so merge and hash joins with bigint work
+-- index and hash support
+
+CREATE FUNCTION _snowflake_sortsupport(internal) RETURNS void
+    AS 'btint8sortsupport' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION _snowflake_in_range(snowflake, snowflake, bigint, boolean, boolean) RETURNS boolean
+    AS 'in_range_int8_int8' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION _snowflake_hash(snowflake) RETURNS integer
+    AS 'hashint8' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION _snowflake_hash_extended(snowflake, bigint) RETURNS bigint
+    AS 'hashint8extended' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION _snowflake_sortsupport(internal) IS 'B-tree support: sort support, int8''s';
+COMMENT ON FUNCTION _snowflake_in_range(snowflake, snowflake, bigint, boolean, boolean) IS 'B-tree support: window frames RANGE BETWEEN n PRECEDING/FOLLOWING';
+COMMENT ON FUNCTION _snowflake_hash(snowflake) IS 'hash support: bigint''s hash';
+COMMENT ON FUNCTION _snowflake_hash_extended(snowflake, bigint) IS 'hash support: bigint''s extended hash';
+
+-- operator classes. The families hold snowflake and its operators with the
+-- core integers, never an operator between two core types: installing the
+-- extension changes no plan of a query that does not use the type. The core
+-- integers' own support functions are registered for them where an index or
+-- join on snowflake needs them (found only through our operators): B-tree
+-- comparison, to sort array keys, and hash functions (they agree with
+-- bigint's, as in core's integer_ops), so that snowflake = bigint hash-joins.
 
 CREATE OPERATOR FAMILY snowflake_ops USING btree;
 CREATE OPERATOR FAMILY snowflake_ops USING hash;
+CREATE OPERATOR FAMILY snowflake_minmax_ops USING brin;
+COMMENT ON OPERATOR FAMILY snowflake_ops USING btree IS 'snowflake ordering, also against smallint, integer and bigint';
+COMMENT ON OPERATOR FAMILY snowflake_ops USING hash IS 'snowflake equality, hash-compatible with smallint, integer and bigint';
+COMMENT ON OPERATOR FAMILY snowflake_minmax_ops USING brin IS 'BRIN minmax for snowflake, also against smallint, integer and bigint';
 
 CREATE OPERATOR CLASS snowflake_ops DEFAULT FOR TYPE snowflake USING btree FAMILY snowflake_ops AS
     OPERATOR 1 <, OPERATOR 2 <=, OPERATOR 3 =, OPERATOR 4 >=, OPERATOR 5 >,
-    FUNCTION 1 snowflake_cmp(snowflake, snowflake),
-    FUNCTION 2 snowflake_sortsupport(internal),
+    FUNCTION 1 _snowflake_cmp(snowflake, snowflake),
+    FUNCTION 2 _snowflake_sortsupport(internal),
+    FUNCTION 3 (snowflake, bigint) _snowflake_in_range(snowflake, snowflake, bigint, boolean, boolean),
     FUNCTION 4 btequalimage(oid);
+COMMENT ON OPERATOR CLASS snowflake_ops USING btree IS 'default B-tree class for snowflake';
 
 ALTER OPERATOR FAMILY snowflake_ops USING btree ADD
     OPERATOR 1 < (snowflake, bigint), OPERATOR 2 <= (snowflake, bigint), OPERATOR 3 = (snowflake, bigint),
     OPERATOR 4 >= (snowflake, bigint), OPERATOR 5 > (snowflake, bigint),
-    FUNCTION 1 snowflake_cmp(snowflake, bigint),
+    FUNCTION 1 _snowflake_cmp(snowflake, bigint),
     OPERATOR 1 < (bigint, snowflake), OPERATOR 2 <= (bigint, snowflake), OPERATOR 3 = (bigint, snowflake),
     OPERATOR 4 >= (bigint, snowflake), OPERATOR 5 > (bigint, snowflake),
-    FUNCTION 1 snowflake_cmp(bigint, snowflake),
-    OPERATOR 1 < (bigint, bigint), OPERATOR 2 <= (bigint, bigint), OPERATOR 3 = (bigint, bigint),
-    OPERATOR 4 >= (bigint, bigint), OPERATOR 5 > (bigint, bigint),
-    FUNCTION 1 btint8cmp(bigint, bigint),
-    FUNCTION 2 (bigint, bigint) btint8sortsupport(internal);
+    FUNCTION 1 _snowflake_cmp(bigint, snowflake),
+    OPERATOR 1 < (snowflake, integer), OPERATOR 2 <= (snowflake, integer), OPERATOR 3 = (snowflake, integer),
+    OPERATOR 4 >= (snowflake, integer), OPERATOR 5 > (snowflake, integer),
+    FUNCTION 1 _snowflake_cmp(snowflake, integer),
+    OPERATOR 1 < (integer, snowflake), OPERATOR 2 <= (integer, snowflake), OPERATOR 3 = (integer, snowflake),
+    OPERATOR 4 >= (integer, snowflake), OPERATOR 5 > (integer, snowflake),
+    FUNCTION 1 _snowflake_cmp(integer, snowflake),
+    OPERATOR 1 < (snowflake, smallint), OPERATOR 2 <= (snowflake, smallint), OPERATOR 3 = (snowflake, smallint),
+    OPERATOR 4 >= (snowflake, smallint), OPERATOR 5 > (snowflake, smallint),
+    FUNCTION 1 _snowflake_cmp(snowflake, smallint),
+    OPERATOR 1 < (smallint, snowflake), OPERATOR 2 <= (smallint, snowflake), OPERATOR 3 = (smallint, snowflake),
+    OPERATOR 4 >= (smallint, snowflake), OPERATOR 5 > (smallint, snowflake),
+    FUNCTION 1 _snowflake_cmp(smallint, snowflake),
+    -- B-tree sorts the elements of "id = ANY (array)" with the comparison
+    -- function of the elements' type, looked up in the index's family
+    FUNCTION 1 btint8cmp(bigint, bigint), FUNCTION 1 btint4cmp(integer, integer),
+    FUNCTION 1 btint2cmp(smallint, smallint);
 
 CREATE OPERATOR CLASS snowflake_ops DEFAULT FOR TYPE snowflake USING hash FAMILY snowflake_ops AS
     OPERATOR 1 =,
-    FUNCTION 1 snowflake_hash(snowflake),
-    FUNCTION 2 snowflake_hash_extended(snowflake, bigint);
+    FUNCTION 1 _snowflake_hash(snowflake),
+    FUNCTION 2 _snowflake_hash_extended(snowflake, bigint);
+COMMENT ON OPERATOR CLASS snowflake_ops USING hash IS 'default hash class for snowflake';
 
 ALTER OPERATOR FAMILY snowflake_ops USING hash ADD
-    OPERATOR 1 = (snowflake, bigint), OPERATOR 1 = (bigint, snowflake), OPERATOR 1 = (bigint, bigint),
-    FUNCTION 1 hashint8(bigint), FUNCTION 2 hashint8extended(bigint, bigint);
+    OPERATOR 1 = (snowflake, bigint), OPERATOR 1 = (bigint, snowflake),
+    OPERATOR 1 = (snowflake, integer), OPERATOR 1 = (integer, snowflake),
+    OPERATOR 1 = (snowflake, smallint), OPERATOR 1 = (smallint, snowflake),
+    FUNCTION 1 hashint8(bigint), FUNCTION 2 hashint8extended(bigint, bigint),
+    FUNCTION 1 hashint4(integer), FUNCTION 2 hashint4extended(integer, bigint),
+    FUNCTION 1 hashint2(smallint), FUNCTION 2 hashint2extended(smallint, bigint);
 
-CREATE OPERATOR CLASS snowflake_minmax_ops DEFAULT FOR TYPE snowflake USING brin AS
+CREATE OPERATOR CLASS snowflake_minmax_ops DEFAULT FOR TYPE snowflake USING brin FAMILY snowflake_minmax_ops AS
     OPERATOR 1 <, OPERATOR 2 <=, OPERATOR 3 =, OPERATOR 4 >=, OPERATOR 5 >,
     FUNCTION 1 brin_minmax_opcinfo(internal),
     FUNCTION 2 brin_minmax_add_value(internal, internal, internal, internal),
     FUNCTION 3 brin_minmax_consistent(internal, internal, internal),
     FUNCTION 4 brin_minmax_union(internal, internal, internal);
+COMMENT ON OPERATOR CLASS snowflake_minmax_ops USING brin IS 'default BRIN class for snowflake: minmax';
 
 ALTER OPERATOR FAMILY snowflake_minmax_ops USING brin ADD
     OPERATOR 1 < (snowflake, bigint), OPERATOR 2 <= (snowflake, bigint), OPERATOR 3 = (snowflake, bigint),
-    OPERATOR 4 >= (snowflake, bigint), OPERATOR 5 > (snowflake, bigint);
+    OPERATOR 4 >= (snowflake, bigint), OPERATOR 5 > (snowflake, bigint),
+    OPERATOR 1 < (snowflake, integer), OPERATOR 2 <= (snowflake, integer), OPERATOR 3 = (snowflake, integer),
+    OPERATOR 4 >= (snowflake, integer), OPERATOR 5 > (snowflake, integer),
+    OPERATOR 1 < (snowflake, smallint), OPERATOR 2 <= (snowflake, smallint), OPERATOR 3 = (snowflake, smallint),
+    OPERATOR 4 >= (snowflake, smallint), OPERATOR 5 > (snowflake, smallint);
 
 -- aggregates
 
-CREATE FUNCTION snowflake_larger(snowflake, snowflake) RETURNS snowflake AS 'int8larger' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE;
-CREATE FUNCTION snowflake_smaller(snowflake, snowflake) RETURNS snowflake AS 'int8smaller' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE;
-CREATE AGGREGATE max(snowflake) (SFUNC = snowflake_larger, STYPE = snowflake, COMBINEFUNC = snowflake_larger, SORTOP = >, PARALLEL = SAFE);
-CREATE AGGREGATE min(snowflake) (SFUNC = snowflake_smaller, STYPE = snowflake, COMBINEFUNC = snowflake_smaller, SORTOP = <, PARALLEL = SAFE);
+CREATE FUNCTION _snowflake_larger(snowflake, snowflake) RETURNS snowflake
+    AS 'int8larger' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION _snowflake_smaller(snowflake, snowflake) RETURNS snowflake
+    AS 'int8smaller' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION _snowflake_larger(snowflake, snowflake) IS 'aggregate support: the larger id';
+COMMENT ON FUNCTION _snowflake_smaller(snowflake, snowflake) IS 'aggregate support: the smaller id';
+CREATE AGGREGATE max(snowflake) (SFUNC = _snowflake_larger, STYPE = snowflake, COMBINEFUNC = _snowflake_larger, SORTOP = >, PARALLEL = SAFE);
+CREATE AGGREGATE min(snowflake) (SFUNC = _snowflake_smaller, STYPE = snowflake, COMBINEFUNC = _snowflake_smaller, SORTOP = <, PARALLEL = SAFE);
+COMMENT ON AGGREGATE max(snowflake) IS 'the largest (newest) id';
+COMMENT ON AGGREGATE min(snowflake) IS 'the smallest (oldest) id';
 
--- decoding: for bigint and snowflake alike, honouring snowflake.epoch
+-- decoding: one overload, on bigint, serves snowflake too (it widens to bigint).
+-- The one-argument forms honour snowflake.epoch and are STABLE; the forms
+-- taking the epoch are IMMUTABLE (index expressions, generated columns,
+-- CHECK constraints, partition bounds).
 
-CREATE FUNCTION snowflake_decode(id bigint, OUT ts timestamptz, OUT worker_id integer, OUT sequence integer)
-    AS 'MODULE_PATHNAME', 'snowflake_decode' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-CREATE FUNCTION snowflake_decode(id snowflake, OUT ts timestamptz, OUT worker_id integer, OUT sequence integer)
-    AS 'MODULE_PATHNAME', 'snowflake_decode' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-COMMENT ON FUNCTION snowflake_decode(bigint) IS 'the time, worker id and sequence of an id';
-COMMENT ON FUNCTION snowflake_decode(snowflake) IS 'the time, worker id and sequence of an id';
+CREATE TYPE snowflake_fields AS (ts timestamptz, worker_id integer, sequence integer);
+COMMENT ON TYPE snowflake_fields IS 'what an id holds: its millisecond, worker id and sequence';
+
+CREATE FUNCTION snowflake_decode(id bigint) RETURNS snowflake_fields
+    AS 'MODULE_PATHNAME', 'snowflake_decode' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION snowflake_decode(id bigint, epoch timestamptz) RETURNS snowflake_fields
+    AS 'MODULE_PATHNAME', 'snowflake_decode_at' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION snowflake_decode(bigint) IS 'the time, worker id and sequence of an id, under snowflake.epoch';
+COMMENT ON FUNCTION snowflake_decode(bigint, timestamptz) IS 'the time, worker id and sequence of an id, under the epoch given';
 
 CREATE FUNCTION snowflake_to_timestamp(id bigint) RETURNS timestamptz
-    AS 'MODULE_PATHNAME', 'snowflake_to_timestamp' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-CREATE FUNCTION snowflake_to_timestamp(id snowflake) RETURNS timestamptz
-    AS 'MODULE_PATHNAME', 'snowflake_to_timestamp' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-COMMENT ON FUNCTION snowflake_to_timestamp(bigint) IS 'the millisecond an id was made in';
-COMMENT ON FUNCTION snowflake_to_timestamp(snowflake) IS 'the millisecond an id was made in';
+    AS 'MODULE_PATHNAME', 'snowflake_to_timestamp' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION snowflake_to_timestamp(id bigint, epoch timestamptz) RETURNS timestamptz
+    AS 'MODULE_PATHNAME', 'snowflake_to_timestamp_at' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION snowflake_to_timestamp(bigint) IS 'the millisecond an id was made in, under snowflake.epoch';
+COMMENT ON FUNCTION snowflake_to_timestamp(bigint, timestamptz) IS 'the millisecond an id was made in, under the epoch given';
 
 CREATE FUNCTION snowflake_from_timestamp(ts timestamptz) RETURNS bigint
-    AS 'MODULE_PATHNAME', 'snowflake_from_timestamp' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-COMMENT ON FUNCTION snowflake_from_timestamp(timestamptz) IS 'the smallest id of the timestamp''s millisecond: id >= from(t1) AND id < from(t2) selects [t1, t2)';
+    AS 'MODULE_PATHNAME', 'snowflake_from_timestamp' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION snowflake_from_timestamp(ts timestamptz, epoch timestamptz) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'snowflake_from_timestamp_at' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION snowflake_from_timestamp(timestamptz) IS 'the smallest id of the timestamp''s millisecond under snowflake.epoch: id >= from(t1) AND id < from(t2) selects [t1, t2)';
+COMMENT ON FUNCTION snowflake_from_timestamp(timestamptz, timestamptz) IS 'the smallest id of the timestamp''s millisecond under the epoch given';

@@ -5,6 +5,9 @@ SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS snowflake;
 RESET client_min_messages;
 SET TimeZone = 'UTC';
+\getenv abs_srcdir PG_ABS_SRCDIR
+\set plan_nodes :abs_srcdir '/test/regress/plan_nodes.sql'
+\i :plan_nodes
 
 --
 -- Text input and output
@@ -43,7 +46,7 @@ SELECT '99999999999999999999x'::snowflake;
 --
 -- Binary I/O: the wire form is int8's
 --
-SELECT x, snowflake_send(x::snowflake) AS snowflake_send, snowflake_send(x::snowflake) = int8send(x) AS same_as_int8send
+SELECT x, _snowflake_send(x::snowflake) AS snowflake_send, _snowflake_send(x::snowflake) = int8send(x) AS same_as_int8send
 FROM (VALUES (0::bigint), (1), (4194304), (7167350074945572864), (9223372036854775807)) v(x);
 -- snowflake_recv, through binary COPY: int8 bytes read back as snowflake
 \getenv abs_builddir PG_ABS_BUILDDIR
@@ -212,7 +215,7 @@ EXECUTE cmp_int(5);
 EXECUTE cmp_smallint(5);
 EXECUTE cmp_untyped(5);
 SELECT name, parameter_types FROM pg_prepared_statements WHERE name LIKE 'cmp%' ORDER BY name;
--- the generic plans show the parameter coerced to bigint (snowflake OP bigint chosen)
+-- the generic plans compare with the parameter as it is (snowflake OP its type)
 SET plan_cache_mode = force_generic_plan;
 PREPARE where_bigint(bigint) AS SELECT s FROM ops_t WHERE s >= $1 AND $1 <> s;
 PREPARE where_int(integer) AS SELECT s FROM ops_t WHERE s >= $1 AND $1 <> s;
@@ -248,13 +251,15 @@ DROP TABLE json_t;
 --
 -- Operator classes
 --
+-- amvalidate() reports the B-tree and hash families incomplete: they hold no
+-- operator between two core types, on purpose (see neutrality.sql)
 SELECT opcname, amname, opcdefault, amvalidate(c.oid) AS valid
 FROM pg_opclass c JOIN pg_am a ON a.oid = c.opcmethod
 WHERE opcintype = 'snowflake'::regtype ORDER BY amname, opcname;
 SELECT c.opcname, a.amname, f.opfname AS family
 FROM pg_opclass c JOIN pg_am a ON a.oid = c.opcmethod JOIN pg_opfamily f ON f.oid = c.opcfamily
 WHERE c.opcintype = 'snowflake'::regtype ORDER BY a.amname, c.opcname;
--- the B-tree and hash families: snowflake, snowflake x bigint and bigint
+-- the B-tree and hash families: snowflake, and snowflake against smallint, integer, bigint
 SELECT a.amname, o.amopstrategy, o.amoplefttype::regtype, o.amoprighttype::regtype, o.amopopr::regoperator
 FROM pg_amop o JOIN pg_opfamily f ON f.oid = o.amopfamily JOIN pg_am a ON a.oid = f.opfmethod
 WHERE f.opfname = 'snowflake_ops'
@@ -271,12 +276,14 @@ WHERE 'snowflake'::regtype IN (o.oprleft, o.oprright)
 GROUP BY o.oprname ORDER BY o.oprname;
 SELECT proname, count(*) AS functions, bool_and(proleakproof) AS leakproof
 FROM pg_proc
-WHERE proname ~ '^snowflake_(eq|ne|lt|le|gt|ge|cmp|hash|hash_extended)$'
+WHERE proname ~ '^_snowflake_(eq|ne|lt|le|gt|ge|cmp|hash|hash_extended)$'
 GROUP BY proname ORDER BY proname;
 -- hashing agrees with bigint's
-SELECT x, snowflake_hash(x::snowflake) = hashint8(x) AS hash_matches,
-       snowflake_hash_extended(x::snowflake, 0) = hashint8extended(x, 0) AS extended_0_matches,
-       snowflake_hash_extended(x::snowflake, 42) = hashint8extended(x, 42) AS extended_42_matches
+SELECT x, _snowflake_hash(x::snowflake) = hashint8(x) AS hash_matches,
+       _snowflake_hash_extended(x::snowflake, 0) = hashint8extended(x, 0) AS extended_0_matches,
+       _snowflake_hash_extended(x::snowflake, 42) = hashint8extended(x, 42) AS extended_42_matches,
+       x > 2147483647 OR _snowflake_hash(x::snowflake) = hashint4(x::integer) AS integer_hash_matches,
+       x > 32767 OR _snowflake_hash(x::snowflake) = hashint2(x::smallint) AS smallint_hash_matches
 FROM (VALUES (0::bigint), (1), (4194305), (7167350074945572864), (9223372036854775807)) v(x);
 -- ordering is numeric, not textual
 SELECT x FROM (VALUES ('10'::snowflake), ('9'), ('100'), ('0'), ('9223372036854775807')) v(x) ORDER BY x;
@@ -417,27 +424,30 @@ WHERE id >= snowflake_from_timestamp('2024-06-01 01:00:00+00')::snowflake
 DROP TABLE brin_t;
 
 --
--- Merge join and hash join between a snowflake and a bigint column
+-- Hash joins between a snowflake column and bigint and integer columns (the
+-- cross-type = is hashable, not mergeable); merge joins between snowflake columns
 --
 CREATE TABLE join_s (id snowflake NOT NULL, n integer NOT NULL);
-CREATE TABLE join_b (id bigint NOT NULL, n integer NOT NULL);
+CREATE TABLE join_b (id bigint NOT NULL, n integer NOT NULL, i integer NOT NULL);
 INSERT INTO join_s SELECT g * 3, g FROM generate_series(1, 3000) g;
-INSERT INTO join_b SELECT g * 2, g FROM generate_series(1, 3000) g;
+INSERT INTO join_b SELECT g * 2, g, g * 2 FROM generate_series(1, 3000) g;
 ANALYZE join_s, join_b;
-SET enable_hashjoin = off;
-SET enable_nestloop = off;
-EXPLAIN (COSTS OFF) SELECT count(*), min(b.id), max(b.id), sum(s.n), sum(b.n) FROM join_s s JOIN join_b b ON s.id = b.id;
-SELECT count(*), min(b.id), max(b.id), sum(s.n), sum(b.n) FROM join_s s JOIN join_b b ON s.id = b.id;
-EXPLAIN (COSTS OFF) SELECT count(*) FROM join_b b JOIN join_s s ON b.id = s.id;
-SELECT count(*) FROM join_b b JOIN join_s s ON b.id = s.id;
-SELECT s.id, s.n, b.n FROM join_s s JOIN join_b b ON s.id = b.id ORDER BY s.id LIMIT 3;
-RESET enable_hashjoin;
 SET enable_mergejoin = off;
-EXPLAIN (COSTS OFF) SELECT count(*), min(b.id), max(b.id), sum(s.n), sum(b.n) FROM join_s s JOIN join_b b ON s.id = b.id;
+SET enable_nestloop = off;
+SELECT pg_temp.plan_nodes('SELECT count(*) FROM join_s s JOIN join_b b ON s.id = b.id') AS snowflake_bigint;
 SELECT count(*), min(b.id), max(b.id), sum(s.n), sum(b.n) FROM join_s s JOIN join_b b ON s.id = b.id;
-EXPLAIN (COSTS OFF) SELECT count(*) FROM join_b b JOIN join_s s ON b.id = s.id;
+SELECT pg_temp.plan_nodes('SELECT count(*) FROM join_b b JOIN join_s s ON b.id = s.id') AS bigint_snowflake;
 SELECT count(*) FROM join_b b JOIN join_s s ON b.id = s.id;
+SELECT pg_temp.plan_nodes('SELECT count(*) FROM join_s s JOIN join_b b ON s.id = b.i') AS snowflake_integer;
+SELECT count(*) FROM join_s s JOIN join_b b ON s.id = b.i;
+SELECT pg_temp.plan_nodes('SELECT count(*) FROM join_b b JOIN join_s s USING (id)') AS using_bigint;
+SELECT count(*), pg_typeof(min(id)) FROM join_b b JOIN join_s s USING (id);
+SELECT s.id, s.n, b.n FROM join_s s JOIN join_b b ON s.id = b.id ORDER BY s.id LIMIT 3;
 RESET enable_mergejoin;
+SET enable_hashjoin = off;
+SELECT pg_temp.plan_nodes('SELECT count(*) FROM join_s s JOIN join_s t ON s.id = t.id') AS snowflake_snowflake;
+SELECT count(*) FROM join_s s JOIN join_s t ON s.id = t.id;
+RESET enable_hashjoin;
 RESET enable_nestloop;
 -- the answer every plan must give
 SELECT count(*) AS expected_matches FROM generate_series(1, 6000) x WHERE x % 6 = 0;
@@ -452,14 +462,181 @@ SELECT count(*) FROM (SELECT DISTINCT id FROM (SELECT id FROM join_s UNION ALL S
 RESET enable_hashagg;
 DROP TABLE join_s, join_b;
 -- snowflake -> integer, refusing what does not fit
-SELECT 2147483647::snowflake::integer AS fits, pg_typeof(5::snowflake::integer);
+SELECT 2147483647::snowflake::integer AS fits, pg_typeof(5::snowflake::integer),
+       32767::snowflake::smallint AS fits_smallint, pg_typeof(5::snowflake::smallint);
 SELECT 2147483648::snowflake::integer;
+SELECT 32768::snowflake::smallint;
 -- min and max aggregates, also by index
 SELECT min(x::snowflake), max(x::snowflake), pg_typeof(max(x::snowflake)) FROM generate_series(1, 10) x;
 SELECT min(x::snowflake), max(x::snowflake) FROM generate_series(1, 0) x;
 CREATE TABLE agg_t (id snowflake PRIMARY KEY);
 INSERT INTO agg_t SELECT x FROM generate_series(1, 1000) x;
 ANALYZE agg_t;
-EXPLAIN (COSTS OFF) SELECT max(id) FROM agg_t;
+SELECT pg_temp.plan_nodes('SELECT max(id) FROM agg_t') AS max_by_index;
 SELECT max(id), min(id) FROM agg_t;
 DROP TABLE agg_t;
+
+--
+-- Mixing with smallint, integer and bigint: snowflake sits between integer and
+-- bigint. Each form: its result type and value.
+--
+CREATE TABLE mix_t (id snowflake, b bigint, i integer, h smallint);
+INSERT INTO mix_t VALUES (7, 8, 9, 10), (NULL, 8, 9, 10);
+SELECT form, pg_typeof(v)::text AS resolves_to, v::text AS value
+FROM (
+    SELECT 1, 'COALESCE(id, 0)', COALESCE(id, 0) FROM mix_t WHERE id IS NULL
+    UNION ALL SELECT 2, 'COALESCE(id, i)', COALESCE(id, i) FROM mix_t WHERE id IS NULL
+    UNION ALL SELECT 3, 'COALESCE(id, h)', COALESCE(id, h) FROM mix_t WHERE id IS NULL
+    UNION ALL SELECT 4, 'CASE WHEN id > 5 THEN id ELSE 0 END', CASE WHEN id > 5 THEN id ELSE 0 END FROM mix_t WHERE id IS NOT NULL
+    UNION ALL SELECT 5, 'GREATEST(id, 3)', GREATEST(id, 3) FROM mix_t WHERE id IS NOT NULL
+    UNION ALL SELECT 6, 'LEAST(id, 3)', LEAST(id, 3) FROM mix_t WHERE id IS NOT NULL
+    UNION ALL SELECT 7, 'NULLIF(id, 7)', NULLIF(id, 7) FROM mix_t WHERE id IS NOT NULL
+    ) AS snowflake_forms(k, form, v)
+ORDER BY k;
+SELECT pg_typeof(ARRAY[id, 1]) AS array_type, ARRAY[id, 1] AS array_value,
+       pg_typeof(ARRAY[1, id]) AS array_type_2, pg_typeof(ARRAY[id, h]) AS with_smallint
+FROM mix_t WHERE id IS NOT NULL;
+-- with bigint the common type is bigint
+SELECT pg_typeof(COALESCE(id, b)) AS coalesce_bigint, COALESCE(id, b) AS value,
+       pg_typeof(GREATEST(id, b)) AS greatest_bigint, GREATEST(id, b) AS greatest,
+       pg_typeof(CASE WHEN true THEN id ELSE 5::bigint END) AS case_bigint,
+       pg_typeof(ARRAY[id, b]) AS array_bigint
+FROM mix_t WHERE id IS NOT NULL;
+SELECT pg_typeof(x) AS union_type, x FROM (SELECT id FROM mix_t UNION SELECT 1::bigint) u(x) ORDER BY x;
+SELECT pg_typeof(x) AS union_type, x FROM (SELECT id FROM mix_t UNION SELECT 1) u(x) ORDER BY x;
+SELECT pg_typeof(x) AS values_type, x FROM (VALUES ('5'::snowflake), (6), (7::smallint)) v(x) ORDER BY x;
+CREATE TABLE mix_b (id bigint);
+INSERT INTO mix_b VALUES (7), (8);
+SELECT pg_typeof(id) AS using_type, id FROM mix_t JOIN mix_b USING (id);
+SELECT pg_typeof(id) AS full_using_type, id FROM mix_t FULL JOIN mix_b USING (id) ORDER BY id;
+-- arithmetic is bigint's
+SELECT id + 1 AS plus, pg_typeof(id + 1), id - id AS minus, pg_typeof(id * 2::bigint), id % 4 AS modulo
+FROM mix_t WHERE id IS NOT NULL;
+-- functions on bigint take a snowflake; snowflake_decode of a quoted id and of an integer resolve
+SELECT pg_typeof(abs(id)) AS abs_type, int8send(id) AS int8send FROM mix_t WHERE id IS NOT NULL;
+SELECT (snowflake_decode('7167350074945572864')).worker_id AS quoted,
+       (snowflake_decode(5)).sequence AS integer_arg,
+       (snowflake_decode(5::bigint)).sequence AS bigint_arg,
+       (snowflake_decode('5'::snowflake)).sequence AS snowflake_arg;
+SELECT count(*) AS decode_overloads FROM pg_proc WHERE proname = 'snowflake_decode';
+-- assignment: integer, smallint, bigint and snowflake values into the other types' columns
+INSERT INTO mix_t (id, b, i, h) VALUES (11::smallint, '12'::snowflake, '13'::snowflake, '14'::snowflake);
+INSERT INTO mix_t (id) SELECT b FROM mix_t WHERE b = 8 LIMIT 1;
+SELECT id, b, i, h FROM mix_t WHERE id IN (8, 11) ORDER BY id;
+-- refused: negatives in every implicit and assignment path
+SELECT COALESCE(id, -1) FROM mix_t WHERE id IS NULL;
+SELECT GREATEST(id, -1::smallint) FROM mix_t;
+INSERT INTO mix_t (id) VALUES (-1::bigint);
+DROP TABLE mix_t, mix_b;
+-- no conversions by text parsing: these fail when the statement is analysed
+SELECT 1::snowflake::interval;
+SELECT 20240101::snowflake::date;
+SELECT '1'::snowflake::boolean;
+CREATE TABLE text_t (id snowflake);
+INSERT INTO text_t VALUES (true);
+INSERT INTO text_t VALUES ('1'::text);
+INSERT INTO text_t VALUES (1.5);
+INSERT INTO text_t VALUES (now());
+SELECT count(*) AS rows_inserted FROM text_t;
+-- explicit conversions to and from text remain, as for every type
+SELECT '42'::text::snowflake AS from_text, 42::snowflake::text AS to_text, pg_typeof(42::snowflake::text);
+DROP TABLE text_t;
+-- index use with smallint, integer, bigint literals, parameters and columns, on either side
+CREATE TABLE idx_t (id snowflake PRIMARY KEY, b bigint NOT NULL, i integer NOT NULL, h smallint NOT NULL);
+INSERT INTO idx_t SELECT g, g, g, g % 30000 FROM generate_series(1, 50000) g;
+CREATE TABLE probe_t (b bigint, i integer, h smallint);
+INSERT INTO probe_t VALUES (5, 5, 5);
+ANALYZE idx_t, probe_t;
+PREPARE idx_bigint(bigint) AS SELECT id FROM idx_t WHERE id = $1;
+PREPARE idx_int(integer) AS SELECT id FROM idx_t WHERE $1 = id;
+PREPARE idx_smallint(smallint) AS SELECT id FROM idx_t WHERE id <= $1;
+SET plan_cache_mode = force_generic_plan;
+SELECT q, pg_temp.plan_nodes(q) AS plan
+FROM unnest(ARRAY[
+    'SELECT id FROM idx_t WHERE id = 5',
+    'SELECT id FROM idx_t WHERE 5 = id',
+    'SELECT id FROM idx_t WHERE id = 5::bigint',
+    'SELECT id FROM idx_t WHERE id <= 2::smallint',
+    'SELECT id FROM idx_t WHERE id = ANY (ARRAY[5, 6]::bigint[])',
+    'SELECT id FROM idx_t WHERE id IN (5::bigint, 6::bigint)',
+    'SELECT id FROM idx_t WHERE 3::smallint >= id',
+    'SELECT id FROM idx_t WHERE id = ''5''',
+    'SELECT id FROM idx_t WHERE id IN (5, 6)',
+    'SELECT id FROM idx_t WHERE id BETWEEN 5 AND 7',
+    'EXECUTE idx_bigint(5)',
+    'EXECUTE idx_int(5)',
+    'EXECUTE idx_smallint(5)',
+    'SELECT t.id FROM probe_t p JOIN idx_t t ON t.id = p.b',
+    'SELECT t.id FROM probe_t p JOIN idx_t t ON p.i = t.id',
+    'SELECT t.id FROM probe_t p JOIN idx_t t ON t.id = p.h']) AS q;
+RESET plan_cache_mode;
+EXECUTE idx_bigint(5);
+EXECUTE idx_int(5);
+EXECUTE idx_smallint(2);
+SELECT id FROM idx_t WHERE id = ANY (ARRAY[6, 5, 5, 70000]::bigint[]) ORDER BY id;
+SELECT id FROM idx_t WHERE id = ANY (ARRAY[6, 5, 5, 70000]::integer[]) ORDER BY id;
+SELECT id FROM idx_t WHERE id = ANY (ARRAY[6, 5, 5, 700]::smallint[]) ORDER BY id DESC;
+DEALLOCATE ALL;
+DROP TABLE idx_t, probe_t;
+
+--
+-- JSON back to snowflake: a JSON string of digits or a JSON integer
+--
+SELECT ('{"id": "7167350074945572864"}'::jsonb -> 'id')::snowflake AS from_jsonb_string,
+       ('{"id": 7167350074945572864}'::jsonb -> 'id')::snowflake AS from_jsonb_number,
+       ('{"id": "7167350074945572864"}'::json -> 'id')::snowflake AS from_json_string,
+       ('{"id": 42}'::json -> 'id')::snowflake AS from_json_number,
+       ('{"id": "7167350074945572864"}'::jsonb ->> 'id')::snowflake AS from_text;
+SELECT (to_jsonb(x) #> '{}')::snowflake = x AS jsonb_round_trip, (to_json(x))::snowflake = x AS json_round_trip
+FROM (VALUES (0::snowflake), (9223372036854775807)) v(x);
+SELECT ('{"id": null}'::jsonb -> 'id')::snowflake;
+SELECT ('{"id": true}'::jsonb -> 'id')::snowflake;
+SELECT ('{"id": [1]}'::jsonb -> 'id')::snowflake;
+SELECT ('{"id": {}}'::jsonb -> 'id')::snowflake;
+SELECT ('{"id": 1.5}'::jsonb -> 'id')::snowflake;
+SELECT ('{"id": -1}'::jsonb -> 'id')::snowflake;
+SELECT ('{"id": "x1"}'::jsonb -> 'id')::snowflake;
+SELECT ('{"id": 9223372036854775808}'::jsonb -> 'id')::snowflake;
+
+--
+-- Window frames: RANGE with an offset over a snowflake ORDER BY (in_range)
+--
+CREATE TABLE win_t (id snowflake, n integer);
+INSERT INTO win_t SELECT g * 3, g FROM generate_series(1, 8) g;
+SELECT id, n,
+       sum(n) OVER (ORDER BY id RANGE BETWEEN 5 PRECEDING AND CURRENT ROW) AS preceding_5,
+       sum(n) OVER (ORDER BY id RANGE BETWEEN CURRENT ROW AND 6::bigint FOLLOWING) AS following_6,
+       sum(n) OVER (ORDER BY id DESC RANGE BETWEEN 3::smallint PRECEDING AND 3 FOLLOWING) AS desc_3,
+       count(*) OVER (ORDER BY id RANGE BETWEEN 9223372036854775807 PRECEDING AND 9223372036854775807 FOLLOWING) AS all_rows
+FROM win_t ORDER BY id;
+-- the same frames over the ids as bigint agree
+SELECT bool_and(a = b) AS agrees_with_bigint FROM (
+    SELECT sum(n) OVER (ORDER BY id RANGE BETWEEN 5 PRECEDING AND 4 FOLLOWING) AS a,
+           sum(n) OVER (ORDER BY id::bigint RANGE BETWEEN 5 PRECEDING AND 4 FOLLOWING) AS b
+    FROM win_t) w;
+SELECT sum(n) OVER (ORDER BY id RANGE BETWEEN -1 PRECEDING AND CURRENT ROW) FROM win_t;
+DROP TABLE win_t;
+
+--
+-- Every object of the extension a user sees carries a COMMENT: this lists the
+-- members without one (it must be empty), and counts the members by kind.
+--
+SELECT pg_describe_object(d.classid, d.objid, 0) AS without_comment
+FROM pg_depend d
+WHERE d.refclassid = 'pg_extension'::regclass
+  AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'snowflake')
+  AND d.deptype = 'e'
+  AND obj_description(d.objid, d.classid::regclass::name) IS NULL
+ORDER BY 1;
+SELECT d.classid::regclass AS kind, count(*) AS members
+FROM pg_depend d
+WHERE d.refclassid = 'pg_extension'::regclass
+  AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'snowflake')
+  AND d.deptype = 'e'
+GROUP BY 1 ORDER BY d.classid::regclass::text COLLATE "C";
+-- support functions sort apart: \df snowflake* lists only these
+SELECT p.oid::regprocedure AS listed_by_df_snowflake
+FROM pg_proc p JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e'
+WHERE d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'snowflake')
+  AND p.proname LIKE 'snowflake%'
+ORDER BY p.oid::regprocedure::text COLLATE "C";

@@ -55,6 +55,9 @@ void register_lease_worker();
 // Waits (interruptibly) until the durable lease covers `needed_ms`.
 void extend_lease(SharedState& shared, std::uint64_t needed_ms);
 
+// Row estimates on snowflake columns as for bigint (estimate.cpp); from _PG_init.
+void install_estimate_hook();
+
 inline constexpr std::int64_t kUnixToPostgresMs = 946684800000;  // 1970 -> 2000 epoch
 
 std::int64_t unix_now_us() noexcept;

@@ -106,6 +106,8 @@ Reservation reserve_ids(std::uint64_t wanted) {
     }
 }
 
+constexpr std::int64_t kMaxNextvals = 1000000;
+
 struct Batch {
     std::uint64_t first;
     std::uint64_t count;
@@ -134,6 +136,14 @@ SNOWFLAKE_FUNCTION(snowflake_nextvals) {
             ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                             errmsg("snowflake_nextvals() needs a count of at least 1, not %lld",
                                    static_cast<long long>(wanted))));
+        // A bound per call: 1000000 ids are at most 245 ms of one node's ids
+        // (4096 a millisecond), so no call holds the node at its lead for long.
+        if (wanted > kMaxNextvals)
+            ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+                            errmsg("snowflake_nextvals() returns at most %lld ids per call, not %lld",
+                                   static_cast<long long>(kMaxNextvals),
+                                   static_cast<long long>(wanted)),
+                            errhint("Call it again for more.")));
         context = SRF_FIRSTCALL_INIT();
         MemoryContext old = MemoryContextSwitchTo(context->multi_call_memory_ctx);
         auto* cursor = static_cast<BatchCursor*>(palloc0(sizeof(BatchCursor)));

@@ -159,6 +159,7 @@ using namespace snowflake::pg;
 
 void _PG_init(void) {
     define_settings();
+    install_estimate_hook();  // estimates on snowflake columns, also when not preloaded
     if (!process_shared_preload_libraries_in_progress) return;
 #if PG_VERSION_NUM >= 150000
     previous_shmem_request_hook = shmem_request_hook;

@@ -6,6 +6,8 @@ extern "C" {
 #include "funcapi.h"
 #include "libpq/pqformat.h"
 #include "utils/builtins.h"
+#include "utils/jsonb.h"
+#include "utils/numeric.h"
 #include "utils/timestamp.h"
 }
 
@@ -22,15 +24,8 @@ std::uint64_t id_or_refuse(std::int64_t id) {
     return static_cast<std::uint64_t>(id);
 }
 
-TimestampTz timestamp_of(std::uint64_t id) {
-    return (epoch_unix_ms() + static_cast<std::int64_t>(time_of(id)) - kUnixToPostgresMs) * 1000;
-}
-
-}  // namespace
-
-SNOWFLAKE_FUNCTION(snowflake_in) {
-    const char* input = PG_GETARG_CSTRING(0);
-    std::uint64_t id;
+std::uint64_t id_of_text(const char* input) {
+    std::uint64_t id = 0;
     switch (parse_id(input, id)) {
         case ParseResult::Ok:
             break;
@@ -45,7 +40,64 @@ SNOWFLAKE_FUNCTION(snowflake_in) {
                             errdetail("A snowflake is at most 9223372036854775807.")));
             break;
     }
-    PG_RETURN_INT64(static_cast<std::int64_t>(id));
+    return id;
+}
+
+// The epoch a function is given, as ms since 1970: a finite whole millisecond
+// from 1970-01-01 to 9999-12-31 UTC, as snowflake.epoch allows.
+std::int64_t epoch_argument_unix_ms(TimestampTz epoch) {
+    constexpr std::int64_t kFirst = -kUnixToPostgresMs;   // 1970-01-01, in ms since 2000
+    constexpr std::int64_t kLast = 253402300799999 - kUnixToPostgresMs;  // 9999-12-31 23:59:59.999
+    if (TIMESTAMP_NOT_FINITE(epoch) || epoch % 1000 != 0 || epoch / 1000 < kFirst ||
+        epoch / 1000 > kLast)
+        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                        errmsg("invalid snowflake epoch: %s", timestamptz_to_str(epoch)),
+                        errdetail("The epoch is a whole millisecond from 1970-01-01 to "
+                                  "9999-12-31 UTC.")));
+    return epoch / 1000 + kUnixToPostgresMs;
+}
+
+TimestampTz timestamp_of(std::uint64_t id, std::int64_t epoch_ms) {
+    return (epoch_ms + static_cast<std::int64_t>(time_of(id)) - kUnixToPostgresMs) * 1000;
+}
+
+Datum fields_of(FunctionCallInfo fcinfo, std::uint64_t id, std::int64_t epoch_ms) {
+    const Fields fields = decompose(id);
+    TupleDesc descriptor;
+    if (get_call_result_type(fcinfo, nullptr, &descriptor) != TYPEFUNC_COMPOSITE)
+        elog(ERROR, "snowflake_decode: return type must be a row type");
+    descriptor = BlessTupleDesc(descriptor);
+    Datum values[3] = {
+        TimestampTzGetDatum(timestamp_of(id, epoch_ms)),
+        Int32GetDatum(static_cast<std::int32_t>(fields.worker_id)),
+        Int32GetDatum(static_cast<std::int32_t>(fields.sequence)),
+    };
+    bool nulls[3] = {};
+    return HeapTupleGetDatum(heap_form_tuple(descriptor, values, nulls));
+}
+
+// The smallest id of the timestamp's millisecond; epoch_text names the epoch in errors.
+std::int64_t first_id_of(TimestampTz ts, std::int64_t epoch_ms, const char* epoch_text) {
+    if (TIMESTAMP_NOT_FINITE(ts))
+        ereport(ERROR, (errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+                        errmsg("an infinite timestamp has no snowflake id")));
+    // Floor to the millisecond, also for instants before 2000.
+    const std::int64_t postgres_ms = ts / 1000 - (ts % 1000 < 0 ? 1 : 0);
+    const std::int64_t time_ms = postgres_ms + kUnixToPostgresMs - epoch_ms;
+    if (time_ms < 0)
+        ereport(ERROR, (errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+                        errmsg("timestamp %s is before %s", timestamptz_to_str(ts), epoch_text)));
+    if (static_cast<std::uint64_t>(time_ms) > kMaxTime)
+        ereport(ERROR, (errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+                        errmsg("timestamp %s is past the last snowflake millisecond of %s",
+                               timestamptz_to_str(ts), epoch_text)));
+    return static_cast<std::int64_t>(compose(static_cast<std::uint64_t>(time_ms), 0, 0));
+}
+
+}  // namespace
+
+SNOWFLAKE_FUNCTION(snowflake_in) {
+    PG_RETURN_INT64(static_cast<std::int64_t>(id_of_text(PG_GETARG_CSTRING(0))));
 }
 
 SNOWFLAKE_FUNCTION(snowflake_out) {
@@ -59,7 +111,7 @@ SNOWFLAKE_FUNCTION(snowflake_recv) {
     PG_RETURN_INT64(static_cast<std::int64_t>(id_or_refuse(pq_getmsgint64(buffer))));
 }
 
-// bigint -> snowflake: every non-negative bigint is a snowflake.
+// bigint, integer, smallint -> snowflake: every non-negative value is a snowflake.
 SNOWFLAKE_FUNCTION(snowflake_from_bigint) {
     PG_RETURN_INT64(static_cast<std::int64_t>(id_or_refuse(PG_GETARG_INT64(0))));
 }
@@ -68,42 +120,57 @@ SNOWFLAKE_FUNCTION(snowflake_from_integer) {
     PG_RETURN_INT64(static_cast<std::int64_t>(id_or_refuse(PG_GETARG_INT32(0))));
 }
 
+SNOWFLAKE_FUNCTION(snowflake_from_smallint) {
+    PG_RETURN_INT64(static_cast<std::int64_t>(id_or_refuse(PG_GETARG_INT16(0))));
+}
+
+// jsonb -> snowflake: a JSON string of digits (as to_json gives it) or a JSON
+// integer, read by the type's own input rules.
+SNOWFLAKE_FUNCTION(snowflake_from_jsonb) {
+    Jsonb* json = PG_GETARG_JSONB_P(0);
+    JsonbValue* scalar = JB_ROOT_IS_SCALAR(json) ? getIthJsonbValueFromContainer(&json->root, 0)
+                                                  : nullptr;
+    const char* text = nullptr;
+    if (scalar != nullptr && scalar->type == jbvString)
+        text = pnstrdup(scalar->val.string.val, scalar->val.string.len);
+    else if (scalar != nullptr && scalar->type == jbvNumeric)
+        text = DatumGetCString(DirectFunctionCall1(numeric_out, NumericGetDatum(scalar->val.numeric)));
+    else
+        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                        errmsg("cannot cast jsonb %s to type snowflake",
+                               scalar != nullptr          ? JsonbTypeName(scalar)
+                               : JB_ROOT_IS_OBJECT(json) ? "object"
+                                                         : "array"),
+                        errdetail("A snowflake is a JSON string of digits or a JSON integer.")));
+    PG_RETURN_INT64(static_cast<std::int64_t>(id_of_text(text)));
+}
+
 SNOWFLAKE_FUNCTION(snowflake_decode) {
-    const Fields fields = decompose(id_or_refuse(PG_GETARG_INT64(0)));
-    TupleDesc descriptor;
-    if (get_call_result_type(fcinfo, nullptr, &descriptor) != TYPEFUNC_COMPOSITE)
-        elog(ERROR, "snowflake_decode: return type must be a row type");
-    descriptor = BlessTupleDesc(descriptor);
-    Datum values[3] = {
-        TimestampTzGetDatum(timestamp_of(PG_GETARG_INT64(0))),
-        Int32GetDatum(static_cast<std::int32_t>(fields.worker_id)),
-        Int32GetDatum(static_cast<std::int32_t>(fields.sequence)),
-    };
-    bool nulls[3] = {};
-    PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(descriptor, values, nulls)));
+    PG_RETURN_DATUM(fields_of(fcinfo, id_or_refuse(PG_GETARG_INT64(0)), epoch_unix_ms()));
+}
+
+SNOWFLAKE_FUNCTION(snowflake_decode_at) {
+    const std::uint64_t id = id_or_refuse(PG_GETARG_INT64(0));
+    PG_RETURN_DATUM(fields_of(fcinfo, id, epoch_argument_unix_ms(PG_GETARG_TIMESTAMPTZ(1))));
 }
 
 SNOWFLAKE_FUNCTION(snowflake_to_timestamp) {
-    PG_RETURN_TIMESTAMPTZ(timestamp_of(id_or_refuse(PG_GETARG_INT64(0))));
+    PG_RETURN_TIMESTAMPTZ(timestamp_of(id_or_refuse(PG_GETARG_INT64(0)), epoch_unix_ms()));
 }
 
-// The smallest id of the timestamp's millisecond.
+SNOWFLAKE_FUNCTION(snowflake_to_timestamp_at) {
+    const std::uint64_t id = id_or_refuse(PG_GETARG_INT64(0));
+    PG_RETURN_TIMESTAMPTZ(timestamp_of(id, epoch_argument_unix_ms(PG_GETARG_TIMESTAMPTZ(1))));
+}
+
 SNOWFLAKE_FUNCTION(snowflake_from_timestamp) {
-    const TimestampTz ts = PG_GETARG_TIMESTAMPTZ(0);
-    if (TIMESTAMP_NOT_FINITE(ts))
-        ereport(ERROR, (errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
-                        errmsg("an infinite timestamp has no snowflake id")));
-    // Floor to the millisecond, also for instants before 2000.
-    const std::int64_t postgres_ms = ts / 1000 - (ts % 1000 < 0 ? 1 : 0);
-    const std::int64_t time_ms = postgres_ms + kUnixToPostgresMs - epoch_unix_ms();
-    if (time_ms < 0)
-        ereport(ERROR, (errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
-                        errmsg("timestamp %s is before snowflake.epoch \"%s\"",
-                               timestamptz_to_str(ts), epoch_setting)));
-    if (static_cast<std::uint64_t>(time_ms) > kMaxTime)
-        ereport(ERROR, (errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
-                        errmsg("timestamp %s is past the last snowflake millisecond of "
-                               "snowflake.epoch \"%s\"",
-                               timestamptz_to_str(ts), epoch_setting)));
-    PG_RETURN_INT64(static_cast<std::int64_t>(compose(static_cast<std::uint64_t>(time_ms), 0, 0)));
+    const char* epoch_text = psprintf("snowflake.epoch \"%s\"", epoch_setting);
+    PG_RETURN_INT64(first_id_of(PG_GETARG_TIMESTAMPTZ(0), epoch_unix_ms(), epoch_text));
+}
+
+SNOWFLAKE_FUNCTION(snowflake_from_timestamp_at) {
+    const TimestampTz epoch = PG_GETARG_TIMESTAMPTZ(1);
+    const std::int64_t epoch_ms = epoch_argument_unix_ms(epoch);
+    const char* epoch_text = psprintf("the epoch %s", timestamptz_to_str(epoch));
+    PG_RETURN_INT64(first_id_of(PG_GETARG_TIMESTAMPTZ(0), epoch_ms, epoch_text));
 }

@@ -4,9 +4,10 @@
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS snowflake;
+CREATE EXTENSION IF NOT EXISTS dblink;
 
 BEGIN;
-SELECT plan(35);
+SELECT plan(38);
 
 \ir ../error_of.sql
 
@@ -78,6 +79,27 @@ SELECT ok(last_id IS NULL AND lead_ms IS NULL AND lease_until IS NULL AND clock_
           AND borrowed_ms IS NULL AND waits IS NULL AND lease_extensions IS NULL,
           'snowflake_status: the generator''s fields are null') FROM snowflake_status;
 SELECT is(generating IS NOT TRUE, true, 'snowflake_status: not generating') FROM snowflake_status;
+
+-- Row estimates on a snowflake column are bigint's without preload too: in a
+-- new session whose first statement is the EXPLAIN, the comparison's planner
+-- support loads the library (and its statistics hook) before any estimate.
+-- 200000 ids, one a second; a 1-minute window (bigint's estimate: about 60).
+CREATE FUNCTION pg_temp.this_server() RETURNS text LANGUAGE sql AS $$
+    SELECT format('host=%s port=%s dbname=%s',
+                  split_part(current_setting('unix_socket_directories'), ',', 1),
+                  current_setting('port'), current_database())
+$$;
+SELECT is(dblink_exec(pg_temp.this_server(), $$
+    DROP TABLE IF EXISTS estimate_np;
+    CREATE TABLE estimate_np (id snowflake PRIMARY KEY);
+    INSERT INTO estimate_np SELECT (g::bigint * 1000) << 22 FROM generate_series(0, 199999) g;
+    ANALYZE estimate_np$$), 'ANALYZE', 'a table of 200000 ids, analysed, in another session');
+SELECT ok(rows BETWEEN 30 AND 120, format('a 1-minute window is estimated at %s rows in a new session', rows))
+  FROM dblink(pg_temp.this_server(),
+              format('EXPLAIN (FORMAT JSON) SELECT * FROM estimate_np WHERE id >= %s::bigint AND id < %s::bigint',
+                     (36000::bigint * 1000) << 22, (36060::bigint * 1000) << 22)) AS t(plan json),
+       LATERAL (SELECT (plan -> 0 -> 'Plan' ->> 'Plan Rows')::float8 AS rows) r;
+SELECT is(dblink_exec(pg_temp.this_server(), 'DROP TABLE estimate_np'), 'DROP TABLE', 'and dropped');
 
 SELECT * FROM finish();
 ROLLBACK;

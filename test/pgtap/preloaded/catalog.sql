@@ -6,7 +6,7 @@ CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS snowflake;
 
 BEGIN;
-SELECT plan(92);
+SELECT plan(125);
 
 -- functions: name, arguments, result, volatility, strictness, parallel safety
 CREATE TEMP TABLE expected_function (name name, args name[], returns text, volatility text)
@@ -15,11 +15,12 @@ INSERT INTO expected_function VALUES
     ('snowflake_nextval',        '{}',              'bigint',        'volatile'),
     ('snowflake_nextvals',       '{bigint}',        'setof bigint',  'volatile'),
     ('snowflake_status',         '{}',              'record',        'volatile'),
-    ('snowflake_decode',         '{bigint}',        'record',        'immutable'),
-    ('snowflake_decode',         '{snowflake}',     'record',        'immutable'),
-    ('snowflake_to_timestamp',   '{bigint}',        'timestamp with time zone', 'immutable'),
-    ('snowflake_to_timestamp',   '{snowflake}',     'timestamp with time zone', 'immutable'),
-    ('snowflake_from_timestamp', '{timestamp with time zone}', 'bigint',        'immutable');
+    ('snowflake_decode',         '{bigint}',        'snowflake_fields', 'stable'),
+    ('snowflake_decode',         '{bigint,timestamp with time zone}', 'snowflake_fields', 'immutable'),
+    ('snowflake_to_timestamp',   '{bigint}',        'timestamp with time zone', 'stable'),
+    ('snowflake_to_timestamp',   '{bigint,timestamp with time zone}', 'timestamp with time zone', 'immutable'),
+    ('snowflake_from_timestamp', '{timestamp with time zone}', 'bigint',        'stable'),
+    ('snowflake_from_timestamp', '{timestamp with time zone,timestamp with time zone}', 'bigint', 'immutable');
 
 SELECT has_function(name, args, format('function %s(%s) exists', name, array_to_string(args, ', ')))
   FROM expected_function ORDER BY name, args;
@@ -31,46 +32,48 @@ SELECT is(p.proparallel, 's', format('%s is PARALLEL SAFE', p.oid::regprocedure)
   JOIN pg_proc p ON p.oid = format('%I(%s)', e.name, array_to_string(e.args, ','))::regprocedure
  ORDER BY e.name, e.args;
 
-SELECT is(pg_get_function_arguments('snowflake_decode(bigint)'::regprocedure),
-          'id bigint, OUT ts timestamp with time zone, OUT worker_id integer, OUT sequence integer',
-          'snowflake_decode(bigint) returns (ts, worker_id, sequence)');
-SELECT is(pg_get_function_arguments('snowflake_decode(snowflake)'::regprocedure),
-          'id snowflake, OUT ts timestamp with time zone, OUT worker_id integer, OUT sequence integer',
-          'snowflake_decode(snowflake) returns (ts, worker_id, sequence)');
+SELECT columns_are('snowflake_fields', ARRAY['ts', 'worker_id', 'sequence'],
+                   'snowflake_decode returns snowflake_fields (ts, worker_id, sequence)');
+SELECT hasnt_function('snowflake_decode', ARRAY['snowflake'],
+                      'no snowflake overload of snowflake_decode: the bigint one serves both');
 SELECT has_view('snowflake_status', 'view snowflake_status exists');
 SELECT columns_are('snowflake_status',
     ARRAY['worker_id', 'epoch', 'last_id', 'restart_floor', 'lead_ms', 'lease_until', 'clock_regressions',
           'borrowed_ms', 'waits', 'lease_extensions', 'generating'],
     'snowflake_status shows worker id, epoch, position and counters');
 
--- the type: 8 bytes, by value, int8's alignment, string category
+-- the type: 8 bytes, by value, int8's alignment, numeric category, not preferred
 SELECT has_type('snowflake', 'type snowflake exists');
 SELECT results_eq(
-    $$SELECT typlen::int, typbyval, typalign::text, typcategory::text, typtype::text
+    $$SELECT typlen::int, typbyval, typalign::text, typcategory::text, typispreferred, typtype::text
         FROM pg_type WHERE oid = 'snowflake'::regtype$$,
-    $$VALUES (8, true, 'd', 'S', 'b')$$,
-    'snowflake is a base type of 8 bytes, passed by value, like int8, in the string category (quoted ids resolve to it)');
-SELECT is((SELECT typsend::text FROM pg_type WHERE oid = 'snowflake'::regtype), 'snowflake_send',
+    $$VALUES (8, true, 'd', 'N', false, 'b')$$,
+    'snowflake is a base type of 8 bytes, passed by value, like int8, in the numeric category, not preferred');
+SELECT is((SELECT typsend::text FROM pg_type WHERE oid = 'snowflake'::regtype), '_snowflake_send',
           'snowflake has a binary send function');
-SELECT is((SELECT typreceive::text FROM pg_type WHERE oid = 'snowflake'::regtype), 'snowflake_recv',
+SELECT is((SELECT typreceive::text FROM pg_type WHERE oid = 'snowflake'::regtype), '_snowflake_recv',
           'snowflake has a binary receive function');
-SELECT is(int8send(12345), snowflake_send('12345'), 'the wire form of a snowflake is int8''s');
+SELECT is(int8send(12345), _snowflake_send('12345'), 'the wire form of a snowflake is int8''s');
 
--- casts: all assignment casts, none implicit (no two paths for operators)
+-- casts: smallint, integer -> snowflake -> bigint implicitly; bigint -> snowflake by assignment
 SELECT has_cast('bigint', 'snowflake', 'snowflake', 'cast bigint -> snowflake exists');
 SELECT has_cast('integer', 'snowflake', 'snowflake', 'cast integer -> snowflake exists');
 SELECT has_cast('snowflake', 'bigint', 'cast snowflake -> bigint exists');
 SELECT cast_context_is('bigint', 'snowflake', 'assignment');
-SELECT cast_context_is('integer', 'snowflake', 'assignment');
-SELECT cast_context_is('snowflake', 'bigint', 'assignment');
+SELECT cast_context_is('integer', 'snowflake', 'implicit');
+SELECT cast_context_is('smallint', 'snowflake', 'implicit');
+SELECT cast_context_is('snowflake', 'bigint', 'implicit');
+SELECT cast_context_is('snowflake', 'integer', 'assignment');
+SELECT cast_context_is('jsonb', 'snowflake', 'explicit');
 SELECT is((SELECT castmethod::text FROM pg_cast
             WHERE castsource = 'snowflake'::regtype AND casttarget = 'bigint'::regtype),
           'b', 'snowflake -> bigint is binary-coercible (no function)');
-SELECT is_empty(
-    $$SELECT castsource::regtype, casttarget::regtype FROM pg_cast
+SELECT set_eq(
+    $$SELECT castsource::regtype::text, casttarget::regtype::text FROM pg_cast
        WHERE (castsource = 'snowflake'::regtype OR casttarget = 'snowflake'::regtype)
          AND castcontext = 'i'$$,
-    'no implicit cast to or from snowflake');
+    $$VALUES ('smallint', 'snowflake'), ('integer', 'snowflake'), ('snowflake', 'bigint')$$,
+    'the implicit casts are exactly smallint, integer -> snowflake -> bigint');
 SELECT is(42::bigint::snowflake::text, '42', 'bigint -> snowflake cast keeps the value');
 SELECT is(42::snowflake::bigint, 42::bigint, 'snowflake -> bigint cast keeps the value');
 SELECT throws_ok('SELECT (-1)::bigint::snowflake', '22003',
@@ -78,9 +81,11 @@ SELECT throws_ok('SELECT (-1)::bigint::snowflake', '22003',
 SELECT throws_ok('SELECT (-1)::integer::snowflake', '22003',
                  'snowflake id must not be negative: -1', 'negative integer -> snowflake is refused');
 
--- operators: = <> < <= > >= for snowflake x snowflake, snowflake x bigint, bigint x snowflake
+-- operators: = <> < <= > >= for snowflake with snowflake, bigint, integer, smallint on either side
 SELECT has_operator(l, op, r, 'boolean', format('operator %s(%s, %s) exists', op, l, r))
-  FROM (VALUES ('snowflake', 'snowflake'), ('snowflake', 'bigint'), ('bigint', 'snowflake')) AS s(l, r)
+  FROM (VALUES ('snowflake', 'snowflake'), ('snowflake', 'bigint'), ('bigint', 'snowflake'),
+               ('snowflake', 'integer'), ('integer', 'snowflake'),
+               ('snowflake', 'smallint'), ('smallint', 'snowflake')) AS s(l, r)
  CROSS JOIN unnest(ARRAY['=', '<>', '<', '<=', '>', '>=']) AS op
  ORDER BY l DESC, r DESC, op;
 SELECT is_empty(
@@ -88,7 +93,7 @@ SELECT is_empty(
        WHERE (o.oprleft = 'snowflake'::regtype OR o.oprright = 'snowflake'::regtype)
          AND o.oprname IN ('=', '<>', '<', '<=', '>', '>=') AND NOT p.proleakproof$$,
     'every comparison operator with snowflake is leakproof');
-SELECT is(count(*)::int, 18, 'there are 18 comparison operators with snowflake')
+SELECT is(count(*)::int, 42, 'there are 42 comparison operators with snowflake')
   FROM pg_operator WHERE oprleft = 'snowflake'::regtype OR oprright = 'snowflake'::regtype;
 SELECT lives_ok($$SELECT '5'::snowflake = 5, 5 = '5'::snowflake, '5'::snowflake < 6::bigint,
                          6::bigint > '5'::snowflake, '5'::snowflake <> '6'::snowflake$$,
@@ -113,21 +118,28 @@ SELECT results_eq(
                               WHERE opfname = 'snowflake_ops'
                                 AND opfmethod = (SELECT oid FROM pg_am WHERE amname = 'btree'))
        ORDER BY 1, 2, 3$$,
-    $$VALUES ('bigint', 'bigint', 1), ('bigint', 'bigint', 2), ('bigint', 'snowflake', 1),
-             ('snowflake', 'bigint', 1), ('snowflake', 'snowflake', 1), ('snowflake', 'snowflake', 2),
+    $$VALUES ('bigint', 'bigint', 1), ('bigint', 'snowflake', 1), ('integer', 'integer', 1),
+             ('integer', 'snowflake', 1), ('smallint', 'smallint', 1), ('smallint', 'snowflake', 1),
+             ('snowflake', 'bigint', 1), ('snowflake', 'bigint', 3), ('snowflake', 'integer', 1),
+             ('snowflake', 'smallint', 1), ('snowflake', 'snowflake', 1), ('snowflake', 'snowflake', 2),
              ('snowflake', 'snowflake', 4)$$,
-    'the btree family compares snowflake with bigint, has sort support and equalimage');
+    'the btree family compares snowflake with the integers, has sort support, in_range and equalimage');
 SELECT is((SELECT count(*)::int FROM pg_amop
             WHERE amopfamily = (SELECT oid FROM pg_opfamily
                                  WHERE opfname = 'snowflake_ops'
                                    AND opfmethod = (SELECT oid FROM pg_am WHERE amname = 'hash'))
               AND amopstrategy = 1),
-          4, 'the hash family holds = for snowflake, bigint and both mixes');
+          7, 'the hash family holds = for snowflake and its mixes with the integers');
+SELECT is_empty(
+    $$SELECT amopopr::regoperator FROM pg_amop o JOIN pg_opfamily f ON f.oid = o.amopfamily
+       WHERE f.opfname LIKE 'snowflake%' AND o.amoplefttype <> 'snowflake'::regtype
+         AND o.amoprighttype <> 'snowflake'::regtype$$,
+    'no operator between two core types in any snowflake family (planner neutrality)');
 SELECT has_function('min', ARRAY['snowflake'], 'aggregate min(snowflake) exists');
 SELECT has_function('max', ARRAY['snowflake'], 'aggregate max(snowflake) exists');
-SELECT is(snowflake_hash('123456789'), hashint8(123456789),
+SELECT is(_snowflake_hash('123456789'), hashint8(123456789),
           'snowflake hashes like bigint (hash-compatible)');
-SELECT is(snowflake_hash_extended('123456789', 42), hashint8extended(123456789, 42),
+SELECT is(_snowflake_hash_extended('123456789', 42), hashint8extended(123456789, 42),
           'snowflake extended hash is bigint''s');
 
 SELECT * FROM finish();

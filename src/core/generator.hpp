@@ -47,7 +47,7 @@ static_assert(std::atomic<std::uint32_t>::is_always_lock_free);
 struct Config {
     std::int64_t epoch_unix_ms;   // the epoch, as ms since 1970-01-01 UTC
     std::uint64_t max_lead_ms;    // how far ids may run ahead of clock_high
-    std::uint64_t lease_span_ms;  // how far the lease reaches past the lead window
+    std::uint64_t lease_span_ms;  // how far the lease reaches past the ids (or the clock)
 };
 
 struct Reservation {
@@ -110,20 +110,31 @@ inline std::uint64_t id_floor(const GeneratorState& state) noexcept {
                     state.floor_id.load(std::memory_order_acquire));
 }
 
-// The lease to write for a caller that needs `needed_ms`, at clock reading
-// `now_ms`: a span past the lead window of the highest clock reading, and
-// never further (whatever the ids ahead of the clock), so that the first id
-// after any number of crashes is at most max_lead + lease_span (+1 ms) ahead
-// of the clock.
-inline std::uint64_t lease_target(const GeneratorState& state, const Config& config,
-                                  std::uint64_t needed_ms, std::uint64_t now_ms = 0) noexcept {
+// Where the ids stand for the lease, at clock reading `now_ms`: the highest
+// clock reading, or the time of the id needed or last issued if later, but
+// never past the lead window of that clock reading.
+inline std::uint64_t lease_base(const GeneratorState& state, const Config& config,
+                                std::uint64_t needed_ms, std::uint64_t now_ms) noexcept {
     const std::uint64_t high = std::max(now_ms, state.clock_high.load(std::memory_order_relaxed));
-    return std::min(std::max(needed_ms, high + config.max_lead_ms + config.lease_span_ms), kMaxTime);
+    const std::uint64_t last = state.last_id.load(std::memory_order_relaxed);
+    const std::uint64_t ahead = std::max(needed_ms, last == 0 ? 0 : time_of(last));
+    return std::max(high, std::min(ahead, high + config.max_lead_ms));
 }
 
-// True when the lease covers less than half a span past the lead window of `clock_ms`.
-inline bool lease_is_low(std::uint64_t clock_ms, std::uint64_t lease_ms, const Config& config) noexcept {
-    return clock_ms + config.max_lead_ms + config.lease_span_ms / 2 > lease_ms;
+// The lease to write for a caller that needs `needed_ms`, at clock reading
+// `now_ms`: a span past where the ids stand. Ids borrowed ahead of the clock
+// move it within the lead window, and nothing else does: with no id borrowed
+// the first id after a crash is at most lease_span (+1 ms) ahead of the clock,
+// and after any number of crashes at most max_lead + lease_span.
+inline std::uint64_t lease_target(const GeneratorState& state, const Config& config,
+                                  std::uint64_t needed_ms, std::uint64_t now_ms = 0) noexcept {
+    const std::uint64_t base = lease_base(state, config, needed_ms, now_ms);
+    return std::min(std::max(needed_ms, base + config.lease_span_ms), kMaxTime);
+}
+
+// True when the lease covers less than half a span past `base_ms` (see lease_base).
+inline bool lease_is_low(std::uint64_t base_ms, std::uint64_t lease_ms, const Config& config) noexcept {
+    return base_ms + config.lease_span_ms / 2 > lease_ms;
 }
 
 // Asks for the lease to cover `needed_ms` (the lease writer reads it).
@@ -143,8 +154,7 @@ inline std::uint64_t lease_writer_target(const GeneratorState& state, const Conf
     if (wanted > lease) return lease_target(state, config, wanted, now_ms);
     const std::uint64_t last = state.last_id.load(std::memory_order_relaxed);
     if (last == 0 || now_ms > time_of(last) + config.lease_span_ms) return 0;
-    const std::uint64_t clock = std::max(now_ms, state.clock_high.load(std::memory_order_relaxed));
-    if (!lease_is_low(clock, lease, config)) return 0;
+    if (!lease_is_low(lease_base(state, config, 0, now_ms), lease, config)) return 0;
     return lease_target(state, config, 0, now_ms);
 }
 
@@ -270,7 +280,8 @@ Reservation reserve(GeneratorState& state, const Config& config, std::uint64_t w
             r.first = first;
             r.count = count;
             r.replaced = last;
-            r.lease_low = lease_is_low(clock, lease, config);
+            r.lease_low =
+                lease_is_low(std::max(clock, std::min(new_ms, clock + config.max_lead_ms)), lease, config);
             return r;
         }
     }

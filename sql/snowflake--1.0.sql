@@ -30,6 +30,14 @@ REVOKE ALL ON FUNCTION snowflake_status() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION snowflake_status() TO pg_monitor;
 GRANT SELECT ON snowflake_status TO pg_monitor;
 
+-- a restored copy of another node (base backup or PITR started as a primary)
+-- refuses its source's worker id until given its own, or until this is run
+CREATE FUNCTION snowflake_adopt_worker_id() RETURNS integer
+    AS 'MODULE_PATHNAME', 'snowflake_adopt_worker_id' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+COMMENT ON FUNCTION snowflake_adopt_worker_id() IS
+    'a restored copy takes over its source''s worker id, the source being gone for good; returns it';
+REVOKE ALL ON FUNCTION snowflake_adopt_worker_id() FROM PUBLIC;
+
 -- snowflake type
 
 CREATE TYPE snowflake;

@@ -19,15 +19,16 @@ enum class Status : std::uint8_t {
     ClockBeforeEpoch, // the system clock reads earlier than snowflake.epoch
     TimeExhausted,    // the 41-bit time field is used up for this epoch
     NoWorker,         // no worker id is in effect
+    Fenced,           // the worker id is a copied data directory's source's (see fenced_worker_id)
 };
 
-inline constexpr std::uint32_t kNoWorker = UINT32_MAX;
 inline constexpr std::uint64_t kHandover = std::uint64_t{1} << 63;  // above every id
 
 // Shared by every backend. Standard layout, lock-free atomics only.
 struct GeneratorState {
     std::atomic<std::uint64_t> last_id;        // highest id issued since start; 0: none yet
     std::atomic<std::uint32_t> worker_id;      // in effect for the whole node, or kNoWorker
+    std::atomic<std::uint32_t> fenced_worker_id;  // refused: a restored copy's source's, or kNoWorker
     std::atomic<std::uint64_t> floor_id;       // ids issued before start (or by the primary) are <= it
     std::atomic<std::uint64_t> floor_lead_ms;  // how far the floor put ids ahead of clock_high
     std::atomic<std::uint64_t> clock_high;     // highest clock reading seen, also before a restart
@@ -90,6 +91,7 @@ inline void init_state(GeneratorState& state, std::uint32_t worker_id, bool has_
                        std::uint64_t lease_ms, std::uint64_t clock_ms) noexcept {
     state.last_id.store(0);
     state.worker_id.store(worker_id);
+    state.fenced_worker_id.store(kNoWorker);
     state.floor_id.store(0);
     state.floor_lead_ms.store(0);
     state.clock_high.store(0);
@@ -237,8 +239,8 @@ Reservation reserve(GeneratorState& state, const Config& config, std::uint64_t w
     std::uint64_t last = state.last_id.load(std::memory_order_acquire);
     for (;;) {
         const std::uint32_t worker_id = state.worker_id.load(std::memory_order_acquire);
-        if (worker_id == kNoWorker) {
-            r.status = Status::NoWorker;
+        if (worker_id == kNoWorker || worker_id == state.fenced_worker_id.load(std::memory_order_relaxed)) {
+            r.status = worker_id == kNoWorker ? Status::NoWorker : Status::Fenced;
             return r;
         }
         const std::uint64_t above =

@@ -54,6 +54,8 @@ void register_lease_wal();
 void register_lease_worker();
 // Waits (interruptibly) until the durable lease covers `needed_ms`.
 void extend_lease(SharedState& shared, std::uint64_t needed_ms);
+// Lifts a restored copy's fence; returns the worker id adopted, or kNoWorker.
+std::uint32_t adopt_worker_id(SharedState& shared);
 
 // Row estimates on snowflake columns as for bigint (estimate.cpp); from _PG_init.
 void install_estimate_hook();

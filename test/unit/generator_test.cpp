@@ -343,6 +343,20 @@ TEST_F(Generator, WithNothingBorrowedACrashCostsAtMostASpanWhateverTheLead) {
     EXPECT_LE(r.lease_needed_ms, kT + 1000 + 100);
 }
 
+// A restored copy of another node's data directory may not issue ids under
+// that node's worker id; any other worker id, or lifting the fence, may.
+TEST_F(Generator, AFencedWorkerIdIssuesNothing) {
+    state.fenced_worker_id.store(5);
+    EXPECT_EQ(call().status, Status::Fenced);
+    EXPECT_EQ(call(100).status, Status::Fenced);
+    hand_over(state, 6);
+    EXPECT_EQ(next(), (Fields{kT, 6, 0}));
+    hand_over(state, 5);
+    EXPECT_EQ(call().status, Status::Fenced) << "back to the fenced id";
+    state.fenced_worker_id.store(kNoWorker);  // adopted
+    EXPECT_EQ(next(), (Fields{kT + 1, 5, 0})) << "above the id under 6";
+}
+
 TEST_F(Generator, LeaseTargetStopsAtTheEndOfTime) {
     set_clock(kMaxTime - 5);
     ASSERT_TRUE(take(1));

@@ -6,7 +6,7 @@ CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS snowflake;
 
 BEGIN;
-SELECT plan(125);
+SELECT plan(130);
 
 -- functions: name, arguments, result, volatility, strictness, parallel safety
 CREATE TEMP TABLE expected_function (name name, args name[], returns text, volatility text)
@@ -31,6 +31,16 @@ SELECT is(p.proparallel, 's', format('%s is PARALLEL SAFE', p.oid::regprocedure)
   FROM expected_function e
   JOIN pg_proc p ON p.oid = format('%I(%s)', e.name, array_to_string(e.args, ','))::regprocedure
  ORDER BY e.name, e.args;
+
+-- the adoption of a restored copy's worker id: writes a file, superusers only
+SELECT has_function('snowflake_adopt_worker_id', '{}'::name[], 'function snowflake_adopt_worker_id() exists');
+SELECT function_returns('snowflake_adopt_worker_id', '{}'::name[], 'integer');
+SELECT volatility_is('snowflake_adopt_worker_id', '{}'::name[], 'volatile');
+SELECT is(p.proparallel, 'u', 'snowflake_adopt_worker_id() is PARALLEL UNSAFE')
+  FROM pg_proc p WHERE p.oid = 'snowflake_adopt_worker_id()'::regprocedure;
+SELECT ok(NOT EXISTS (SELECT FROM pg_proc p, aclexplode(coalesce(p.proacl, acldefault('f', p.proowner))) a
+                       WHERE p.oid = 'snowflake_adopt_worker_id()'::regprocedure AND a.grantee = 0),
+          'PUBLIC may not call snowflake_adopt_worker_id()');
 
 SELECT columns_are('snowflake_fields', ARRAY['ts', 'worker_id', 'sequence'],
                    'snowflake_decode returns snowflake_fields (ts, worker_id, sequence)');

@@ -153,5 +153,32 @@ is($node->safe_psql('postgres', q{
       FROM daily d JOIN snowflake_partitions('daily') p ON p.partition = d.tableoid}),
    't', 'a row made now sits in the partition of today (UTC)');
 
+# After a quiet period longer than premake (here: a set that starts 10 hours
+# ago with one premade partition and no rows), the partition of the current
+# hour is made from its first id, and new rows go there, not to the default.
+$node->safe_psql('postgres', q{
+CREATE TABLE quiet (id bigint NOT NULL DEFAULT snowflake_nextval(), PRIMARY KEY (id)) PARTITION BY RANGE (id);
+SELECT partman.create_parent('public.quiet', 'id', 'native', snowflake_id_span('1 hour')::text, p_premake => 1,
+    p_start_partition => snowflake_from_timestamp(now() - interval '10 hours')::text);
+});
+is($node->safe_psql('postgres', q{
+    SELECT count(*) FROM snowflake_partitions('quiet') WHERE from_ts > now() - interval '8 hours'}),
+   '0', 'a quiet set: no partition for the last hours');
+$node->safe_psql('postgres', q{
+SELECT partman.create_partition_id('public.quiet', ARRAY[(snowflake_partition_bounds(now(), 'hour')).from_id]);
+INSERT INTO quiet SELECT FROM generate_series(1, 10);
+SELECT partman.run_maintenance('public.quiet');
+});
+is($node->safe_psql('postgres', q{
+    SELECT count(*) FROM quiet q JOIN snowflake_partitions('quiet') p ON p.partition = q.tableoid
+     WHERE p.to_ts = p.from_ts + interval '1 hour'
+       AND snowflake_to_timestamp(q.id) >= p.from_ts AND snowflake_to_timestamp(q.id) < p.to_ts}),
+   '10', 'create_partition_id with the first id of the hour: new rows sit in the partition of their hour');
+is($node->safe_psql('postgres', q{
+    SELECT max(to_ts) = date_trunc('hour', snowflake_to_timestamp(max(q.id)) AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'
+                        + interval '2 hours'
+      FROM snowflake_partitions('quiet'), quiet q}),
+   't', 'and run_maintenance premakes after it again');
+
 $node->stop;
 done_testing();

@@ -182,6 +182,17 @@ CREATE TABLE product_log (id integer);
 CREATE RULE log_products AS ON INSERT TO products DO ALSO INSERT INTO product_log VALUES (NEW.id);
 SELECT * FROM pg_temp.error_of($$SELECT snowflake_convert_column('products', 'id')$$);
 DROP RULE log_products ON products;
+-- a policy, a trigger's WHEN, a generated column (a dry run refuses alike)
+CREATE POLICY positive_products ON products USING (id > 0);
+SELECT * FROM pg_temp.error_of($$SELECT snowflake_convert_column('products', 'id', dry_run => true)$$);
+DROP POLICY positive_products ON products;
+CREATE FUNCTION pg_temp.noop() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NEW; END $$;
+CREATE TRIGGER product_parts_noop BEFORE UPDATE ON product_parts FOR EACH ROW
+    WHEN (NEW.product_id IS DISTINCT FROM OLD.product_id) EXECUTE FUNCTION pg_temp.noop();
+SELECT * FROM pg_temp.error_of($$SELECT snowflake_convert_column('products', 'id')$$);
+DROP TRIGGER product_parts_noop ON product_parts;
+CREATE TABLE doubled (id serial PRIMARY KEY, twice bigint GENERATED ALWAYS AS (id * 2) STORED);
+SELECT * FROM pg_temp.error_of($$SELECT snowflake_convert_column('doubled', 'id')$$);
 SELECT pg_temp.column_of('products', 'id') AS products_id, pg_temp.column_of('product_parts', 'product_id') AS parts_product_id,
        to_regclass('products_id_seq') IS NOT NULL AS sequence_kept;
 -- not a key, part of a key only, not an integer, another default, no such column, not a table

@@ -543,6 +543,13 @@ BEGIN
             blocker.attname, blocker.relid, tbl, quote_ident(col), blocker.relid
             USING ERRCODE = 'insufficient_privilege', HINT = 'The owner of both tables, or a member of both owners'' roles, can convert it.';
     END LOOP;
+    -- when converting, the locks the ALTERs take are taken before the checks,
+    -- so that nothing checked changes before it is altered
+    IF NOT dry_run THEN
+        FOR widened IN SELECT DISTINCT relid FROM _snowflake_convert_plan WHERE widen OR relid = tbl ORDER BY relid LOOP
+            EXECUTE format('LOCK TABLE %s IN ACCESS EXCLUSIVE MODE', widened.relid);
+        END LOOP;
+    END IF;
     FOR blocker IN
         SELECT p.relid, p.attname FROM _snowflake_convert_plan p
           JOIN pg_partitioned_table pt ON pt.partrelid = p.relid
@@ -559,12 +566,16 @@ BEGIN
           JOIN _snowflake_convert_family f ON f.root = p.relid
           JOIN pg_attribute a ON a.attrelid = f.relid AND a.attname = p.attname
           JOIN pg_depend d ON d.refclassid = 'pg_class'::regclass AND d.refobjid = f.relid AND d.refobjsubid = a.attnum
-                          AND d.classid = 'pg_rewrite'::regclass
          WHERE p.widen
+           AND (d.classid IN ('pg_rewrite'::regclass, 'pg_policy'::regclass, 'pg_trigger'::regclass,
+                              'pg_publication_rel'::regclass)
+                -- a generated column's expression (a column's own default depends on it too)
+                OR d.classid = 'pg_attrdef'::regclass
+                   AND (SELECT ad.adnum FROM pg_attrdef ad WHERE ad.oid = d.objid) <> a.attnum)
     LOOP
         RAISE EXCEPTION 'column "%" of table % is used by %', blocker.attname, blocker.relid, blocker.what
             USING ERRCODE = 'feature_not_supported',
-                  HINT = 'PostgreSQL cannot change the type of a column a view or rule uses: drop it, convert, and create it again.';
+                  HINT = 'PostgreSQL cannot change the type of a column that such an object uses: drop it, convert, create it again.';
     END LOOP;
 
     -- old ids must sort below every new one

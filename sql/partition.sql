@@ -131,3 +131,24 @@ SELECT snowflake_id_span('1 hour') AS hour, snowflake_id_span('1 day') AS day,
        snowflake_id_span('1 ms') = 1 << 22 AS one_ms;
 SELECT s, e.* FROM unnest(ARRAY['1 month', '0', '-1 hour', '1.5 ms', '7 days']::interval[]) AS s,
        pg_temp.error_of(format('SELECT snowflake_id_span(%L)', s)) e;
+
+--
+-- the extension is relocatable: the helpers find its functions wherever it
+-- is, with a search_path that does not hold it
+--
+CREATE SCHEMA elsewhere;
+ALTER EXTENSION snowflake SET SCHEMA elsewhere;
+SET search_path = public;
+CREATE TABLE moved (id serial PRIMARY KEY);
+INSERT INTO moved DEFAULT VALUES;
+SELECT step, action, statement FROM elsewhere.snowflake_convert_column('moved', 'id');
+INSERT INTO moved DEFAULT VALUES RETURNING id > 2147483647 AS generated_by_snowflake;
+CREATE TABLE moved_parts (id bigint PRIMARY KEY) PARTITION BY RANGE (id);
+SELECT elsewhere.snowflake_create_partition('moved_parts', '2024-07-01 12:00:00+00', 'month');
+SELECT partition, from_ts, to_ts FROM elsewhere.snowflake_partitions('moved_parts');
+SELECT count(*) AS older FROM elsewhere.snowflake_partitions_older_than('moved_parts', interval '1 day');
+SELECT elsewhere.snowflake_id_span('1 day') = 86400000::bigint << 22 AS span;
+DROP TABLE moved, moved_parts;
+ALTER EXTENSION snowflake SET SCHEMA public;
+DROP SCHEMA elsewhere;
+RESET search_path;

@@ -236,6 +236,12 @@ DROP TABLE others_big, owned;
 REVOKE CREATE ON SCHEMA public FROM snowflake_convert_owner, snowflake_convert_other;
 DROP ROLE snowflake_convert_owner, snowflake_convert_other;
 
+-- the next files share this database
+DROP VIEW just_a_view;
+DROP TABLE customers, orders, events, tags, notes, shared_a, shared_b, owner_t, borrower_t, regions, branches,
+           desks, staff, accounts, ledger, readings, products, product_parts, product_log, doubled, future;
+DROP SEQUENCE shared_seq;
+
 -- the function's labels: it runs DDL
 SELECT p.provolatile, p.proparallel, p.prosecdef, p.proconfig
   FROM pg_proc p WHERE p.oid = 'snowflake_convert_column(regclass, name, boolean)'::regprocedure;

@@ -439,8 +439,9 @@ COMMENT ON FUNCTION snowflake_from_timestamp(timestamptz, timestamptz) IS 'the s
 
 -- adopting snowflake in an existing schema, and partitioning by the time in
 -- the ids. PL/pgSQL that runs DDL as the caller (SECURITY INVOKER): the
--- caller must own what is altered or created. The extension is relocatable,
--- so its own functions are found through pg_extension, never the search_path.
+-- caller must own what is altered or created. The extension is relocatable:
+-- PL/pgSQL finds its functions through pg_extension, SQL-standard bodies
+-- (BEGIN ATOMIC) are bound when made; neither through the search_path.
 
 CREATE FUNCTION snowflake_convert_column(tbl regclass, col name, dry_run boolean DEFAULT false)
     RETURNS TABLE (step integer, table_name regclass, column_name name, old_type regtype, new_type regtype,
@@ -533,7 +534,6 @@ BEGIN
                        SELECT ad.oid FROM pg_attrdef ad JOIN pg_attribute a ON a.attrelid = ad.adrelid AND a.attnum = ad.adnum
                         WHERE a.attname = col AND ad.adrelid IN (SELECT relid FROM _snowflake_convert_family WHERE root = tbl))));
     END IF;
-
 
     FOR blocker IN
         SELECT p.relid, p.attname, rel.relowner FROM _snowflake_convert_plan p JOIN pg_class rel ON rel.oid = p.relid

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <utility>
+
 namespace snowflake {
 namespace {
 
@@ -85,33 +87,36 @@ TEST(Layouts, NarrowCustomLayoutHoldsOnlyItsBits) {
 }
 
 TEST(Layouts, BadLayoutsSayWhy) {
-    EXPECT_STREQ(refused("Twitter"), "unknown layout name");
-    EXPECT_STREQ(refused(""), "unknown layout name");
-    EXPECT_STREQ(refused("snowflake"), "unknown layout name");
-    EXPECT_STREQ(refused("epoch=0 time=41 worker=10"), "a custom layout needs epoch, time, worker and sequence");
-    EXPECT_STREQ(refused("time=41 worker=10 sequence=12"), "a custom layout needs epoch, time, worker and sequence");
-    EXPECT_STREQ(refused("epoch=0 worker=10 time=41 sequence=12"),
-                 "time is the highest field: give it before worker and sequence");
-    EXPECT_STREQ(refused("epoch=0 time=41 worker=10 sequence=12 time=41"), "a key is given twice");
-    EXPECT_STREQ(refused("epoch=0 time=41 worker=20 sequence=12"), "the fields take more than 64 bits");
-    EXPECT_STREQ(refused("epoch=0 time=0 worker=10 sequence=12"), "time is 1 to 63 bits");
-    EXPECT_STREQ(refused("epoch=0 time=64 worker=0 sequence=0"), "time is 1 to 63 bits");
-    EXPECT_STREQ(refused("epoch=0 time=41 worker=32 sequence=0"), "worker is 0 to 31 bits");
-    EXPECT_STREQ(refused("epoch=0 time=41 worker=10 sequence=-1"), "sequence is 0 to 31 bits");
-    EXPECT_STREQ(refused("epoch=0 unit=0ms time=41 worker=10 sequence=12"), "unit is 1ms to 86400000ms");
-    EXPECT_STREQ(refused("epoch=0 unit=10 time=41 worker=10 sequence=12"), "unit is 1ms to 86400000ms");
-    EXPECT_STREQ(refused("epoch=0 unit=ms time=41 worker=10 sequence=12"), "unit is 1ms to 86400000ms");
-    EXPECT_STREQ(refused("epoch=0 unit=86400001ms time=41 worker=10 sequence=12"), "unit is 1ms to 86400000ms");
-    EXPECT_STREQ(refused("epoch=1969-12-31 time=41 worker=10 sequence=12"),
-                 "epoch is unix milliseconds or a UTC timestamp (YYYY-MM-DDTHH:MM:SS.fff) from 1970 to 9999");
-    EXPECT_STREQ(refused("epoch=253402300800000 time=41 worker=10 sequence=12"),
-                 "epoch is unix milliseconds or a UTC timestamp (YYYY-MM-DDTHH:MM:SS.fff) from 1970 to 9999");
-    EXPECT_STREQ(refused("epoch=x time=41 worker=10 sequence=12"),
-                 "epoch is unix milliseconds or a UTC timestamp (YYYY-MM-DDTHH:MM:SS.fff) from 1970 to 9999");
-    EXPECT_STREQ(refused("epoch=0 time=41 node=10 sequence=12"), "the keys are epoch, unit, time, worker and sequence");
-    EXPECT_STREQ(refused("epoch=0 time=41 worker=10 sequence"), "every word of a custom layout is key=value");
-    EXPECT_STREQ(refused("epoch=0 time=41 worker=10 sequence=12 x=0000000000000000000000000000000000000000000000"),
-                 "a word of the layout is too long");
+    constexpr const char* kEpoch =
+        "epoch is unix milliseconds or a UTC timestamp (YYYY-MM-DDTHH:MM:SS.fff) from 1970 to 9999";
+    constexpr const char* kNeeds = "a custom layout needs epoch, time, worker and sequence";
+    constexpr const char* kUnit = "unit is 1ms to 86400000ms";
+    const std::pair<const char*, const char*> cases[] = {
+        {"Twitter", "unknown layout name"},
+        {"", "unknown layout name"},
+        {"snowflake", "unknown layout name"},
+        {"epoch=0 time=41 worker=10", kNeeds},
+        {"time=41 worker=10 sequence=12", kNeeds},
+        {"epoch=0 worker=10 time=41 sequence=12", "time is the highest field: give it before worker and sequence"},
+        {"epoch=0 time=41 worker=10 sequence=12 time=41", "a key is given twice"},
+        {"epoch=0 time=41 worker=20 sequence=12", "the fields take more than 64 bits"},
+        {"epoch=0 time=0 worker=10 sequence=12", "time is 1 to 63 bits"},
+        {"epoch=0 time=64 worker=0 sequence=0", "time is 1 to 63 bits"},
+        {"epoch=0 time=41 worker=32 sequence=0", "worker is 0 to 31 bits"},
+        {"epoch=0 time=41 worker=10 sequence=-1", "sequence is 0 to 31 bits"},
+        {"epoch=0 unit=0ms time=41 worker=10 sequence=12", kUnit},
+        {"epoch=0 unit=10 time=41 worker=10 sequence=12", kUnit},
+        {"epoch=0 unit=ms time=41 worker=10 sequence=12", kUnit},
+        {"epoch=0 unit=86400001ms time=41 worker=10 sequence=12", kUnit},
+        {"epoch=1969-12-31 time=41 worker=10 sequence=12", kEpoch},
+        {"epoch=253402300800000 time=41 worker=10 sequence=12", kEpoch},
+        {"epoch=x time=41 worker=10 sequence=12", kEpoch},
+        {"epoch=0 time=41 node=10 sequence=12", "the keys are epoch, unit, time, worker and sequence"},
+        {"epoch=0 time=41 worker=10 sequence", "every word of a custom layout is key=value"},
+        {"epoch=0 time=41 worker=10 sequence=12 x=0000000000000000000000000000000000000000000000",
+         "a word of the layout is too long"},
+    };
+    for (const auto& [text, problem] : cases) EXPECT_STREQ(refused(text), problem) << text;
 }
 
 }  // namespace

@@ -784,3 +784,32 @@ BEGIN
     RETURN span_ms::bigint << 22;
 END $$;
 COMMENT ON FUNCTION snowflake_id_span(interval) IS 'how many ids a span of time holds (ms << 22), for pg_partman''s p_interval and retention; refuses spans the epoch is not aligned to';
+
+-- short text forms: fixed width, so that sorting the text (C collation)
+-- sorts the ids. One overload, on bigint, serves snowflake too. Decoding
+-- throws on bad text, so none of these is LEAKPROOF.
+
+CREATE FUNCTION snowflake_to_base32(id bigint) RETURNS text
+    AS 'MODULE_PATHNAME', 'snowflake_to_base32' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION snowflake_from_base32(text) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'snowflake_from_base32' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION snowflake_to_base62(id bigint) RETURNS text
+    AS 'MODULE_PATHNAME', 'snowflake_to_base62' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION snowflake_from_base62(text) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'snowflake_from_base62' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION snowflake_to_base32(bigint) IS 'the id as 13 Crockford base32 characters, upper case; sorts as the id';
+COMMENT ON FUNCTION snowflake_from_base32(text) IS 'the id of 13 Crockford base32 characters: any case, I and L as 1, O as 0, no hyphens';
+COMMENT ON FUNCTION snowflake_to_base62(bigint) IS 'the id as 11 base62 characters (0-9A-Za-z); sorts as the id in the C collation';
+COMMENT ON FUNCTION snowflake_from_base62(text) IS 'the id of 11 base62 characters (0-9A-Za-z, case-sensitive)';
+
+-- other systems' ids: twitter, discord, instagram, sonyflake, pgedge,
+-- mastodon, or a custom layout 'epoch=... [unit=Nms] time=N worker=N sequence=N'
+-- (fields from the highest bits down). The layout is always explicit, so
+-- these are IMMUTABLE.
+
+CREATE FUNCTION snowflake_decode_as(id bigint, layout text) RETURNS snowflake_fields
+    AS 'MODULE_PATHNAME', 'snowflake_decode_as' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION snowflake_from_timestamp_as(ts timestamptz, layout text) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'snowflake_from_timestamp_as' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION snowflake_decode_as(bigint, text) IS 'the time, worker (node, shard, machine) and sequence of another system''s id, under a named or custom layout';
+COMMENT ON FUNCTION snowflake_from_timestamp_as(timestamptz, text) IS 'the smallest id of the timestamp''s time unit under a named or custom layout: id >= from(t1) AND id < from(t2) selects [t1, t2)';

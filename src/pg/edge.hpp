@@ -77,6 +77,12 @@ void copy_name(char (&to)[N], const char* from) noexcept {
     to[length] = '\0';
 }
 
+// Ids and decoded fields (type.cpp).
+std::uint64_t id_or_refuse(std::int64_t id);  // ERROR (22003) for a negative id
+// A snowflake_fields row (ts, worker_id, sequence) as the function's result.
+Datum fields_datum(FunctionCallInfo fcinfo, TimestampTz ts, std::uint32_t worker_id,
+                   std::uint32_t sequence);
+
 // The one error boundary for failures the core reports.
 [[noreturn]] void raise(Status status);
 

@@ -5,14 +5,9 @@ SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS snowflake;
 RESET client_min_messages;
 
--- SQLSTATE and message of a statement's error
-CREATE FUNCTION pg_temp.error_of(statement text) RETURNS text LANGUAGE plpgsql AS $$
-BEGIN
-    EXECUTE statement;
-    RETURN 'no error';
-EXCEPTION WHEN OTHERS THEN
-    RETURN SQLSTATE || ': ' || SQLERRM;
-END $$;
+\getenv abs_srcdir PG_ABS_SRCDIR
+\set error_of :abs_srcdir '/test/regress/error_of.sql'
+\i :error_of
 
 --
 -- Round trips at 0, 1, 2^53 and 2^63-1, as bigint and as snowflake

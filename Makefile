@@ -2,13 +2,13 @@
 EXTENSION = snowflake
 MODULE_big = snowflake
 DATA = sql/snowflake--1.0.sql
-CORE_OBJS = src/core/text.o
-OBJS = $(CORE_OBJS) src/pg/module.o src/pg/lease.o src/pg/generate.o src/pg/type.o src/pg/estimate.o src/pg/errors.o
+CORE_OBJS = src/core/text.o src/core/codec.o src/core/layouts.o
+OBJS = $(CORE_OBJS) src/pg/module.o src/pg/lease.o src/pg/generate.o src/pg/type.o src/pg/ids.o src/pg/estimate.o src/pg/errors.o
 PG_CXXFLAGS = -std=c++20 -Wno-register -Wno-missing-field-initializers
 SHLIB_LINK = -lstdc++
 
 # pg_regress (sql/*.sql against expected/*.out) on a temporary, preloaded instance.
-REGRESS = neutrality type decode generate
+REGRESS = neutrality type decode generate convert partition textforms layouts
 REGRESS_OPTS = --temp-instance=tmp_check --temp-config=test/regress.conf
 
 # No LLVM JIT bitcode: it would need clang for the C++ sources.
@@ -23,7 +23,7 @@ $(OBJS): $(wildcard src/core/*.hpp src/pg/*.hpp)
 
 # GoogleTest for the pure C++ core, plain and under the thread, address and
 # undefined-behaviour sanitizers.
-UNIT_SOURCES = test/unit/*.cpp src/core/text.cpp
+UNIT_SOURCES = test/unit/*.cpp src/core/*.cpp
 UNIT_CXX = $(CXX) -std=c++20 -g -Wall -Wextra -pthread
 GTEST_BIN = test/unit/core_tests
 $(GTEST_BIN): test/unit/*.cpp test/unit/*.hpp src/core/*.hpp src/core/*.cpp

@@ -30,6 +30,14 @@ REVOKE ALL ON FUNCTION snowflake_status() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION snowflake_status() TO pg_monitor;
 GRANT SELECT ON snowflake_status TO pg_monitor;
 
+-- a restored copy of another node (base backup or PITR started as a primary)
+-- refuses its source's worker id until given its own, or until this is run
+CREATE FUNCTION snowflake_adopt_worker_id() RETURNS integer
+    AS 'MODULE_PATHNAME', 'snowflake_adopt_worker_id' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+COMMENT ON FUNCTION snowflake_adopt_worker_id() IS
+    'a restored copy takes over its source''s worker id, the source being gone for good; returns it';
+REVOKE ALL ON FUNCTION snowflake_adopt_worker_id() FROM PUBLIC;
+
 -- snowflake type
 
 CREATE TYPE snowflake;
@@ -436,3 +444,372 @@ CREATE FUNCTION snowflake_from_timestamp(ts timestamptz, epoch timestamptz) RETU
     AS 'MODULE_PATHNAME', 'snowflake_from_timestamp_at' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION snowflake_from_timestamp(timestamptz) IS 'the smallest id of the timestamp''s millisecond under snowflake.epoch: id >= from(t1) AND id < from(t2) selects [t1, t2)';
 COMMENT ON FUNCTION snowflake_from_timestamp(timestamptz, timestamptz) IS 'the smallest id of the timestamp''s millisecond under the epoch given';
+
+-- adopting snowflake in an existing schema, and partitioning by the time in
+-- the ids. PL/pgSQL that runs DDL as the caller (SECURITY INVOKER): the
+-- caller must own what is altered or created. The extension is relocatable:
+-- PL/pgSQL finds its functions through pg_extension, SQL-standard bodies
+-- (BEGIN ATOMIC) are bound when made; neither through the search_path.
+
+CREATE FUNCTION snowflake_convert_column(tbl regclass, col name, dry_run boolean DEFAULT false)
+    RETURNS TABLE (step integer, table_name regclass, column_name name, old_type regtype, new_type regtype,
+                   action text, statement text, lock_mode text, rewrite boolean)
+    LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
+#variable_conflict use_column
+DECLARE
+    ext name := (SELECT e.extnamespace::regnamespace::name FROM pg_extension e WHERE e.extname = 'snowflake');
+    key_rel pg_class;
+    key_att pg_attribute;
+    key_default pg_attrdef;
+    key_sequence regclass;
+    drop_sequence boolean := false;
+    blocker record;
+    widened record;
+    statements text[] := '{}';
+    max_value bigint;
+    first_new bigint;
+    stmt text;
+BEGIN
+    SELECT * INTO key_rel FROM pg_class WHERE oid = tbl;
+    IF key_rel.relkind NOT IN ('r', 'p') THEN
+        RAISE EXCEPTION '% is not a table', tbl USING ERRCODE = 'wrong_object_type';
+    END IF;
+    IF key_rel.relispartition THEN
+        RAISE EXCEPTION 'table % is a partition', tbl USING ERRCODE = 'wrong_object_type',
+            HINT = format('Convert the column of its partitioned table %s.', pg_partition_root(tbl));
+    END IF;
+    IF NOT pg_has_role(key_rel.relowner, 'USAGE') THEN
+        RAISE EXCEPTION 'must be owner of table %', tbl USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    SELECT * INTO key_att FROM pg_attribute WHERE attrelid = tbl AND attname = col AND attnum > 0 AND NOT attisdropped;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'column "%" of table % does not exist', col, tbl USING ERRCODE = 'undefined_column';
+    END IF;
+    IF key_att.atttypid NOT IN ('smallint'::regtype, 'integer'::regtype, 'bigint'::regtype) THEN
+        RAISE EXCEPTION 'column "%" of table % is %, not smallint, integer or bigint', col, tbl, key_att.atttypid::regtype
+            USING ERRCODE = 'datatype_mismatch';
+    END IF;
+    IF NOT EXISTS (SELECT FROM pg_constraint
+                    WHERE conrelid = tbl AND contype IN ('p', 'u') AND conkey = ARRAY[key_att.attnum]) THEN
+        RAISE EXCEPTION 'column "%" of table % is not a key', col, tbl USING ERRCODE = 'object_not_in_prerequisite_state',
+            DETAIL = 'Only the one column of a PRIMARY KEY or UNIQUE constraint is converted.';
+    END IF;
+
+    -- the key and every column whose foreign key references a column of the
+    -- set, recursively (multi-level and self references), on partitioned
+    -- tables at their root
+    CREATE TEMP TABLE _snowflake_convert_plan (relid regclass, attname name, typid regtype, widen boolean);
+    INSERT INTO _snowflake_convert_plan
+    WITH RECURSIVE closure(relid, attname) AS (
+        SELECT tbl::oid, col
+        UNION
+        SELECT CASE WHEN r.relispartition THEN pg_partition_root(r.oid)::oid ELSE r.oid END, fa.attname
+          FROM closure c
+          JOIN pg_attribute ka ON ka.attrelid = c.relid AND ka.attname = c.attname
+          JOIN pg_constraint fk ON fk.contype = 'f' AND fk.conparentid = 0 AND fk.confrelid = c.relid
+          CROSS JOIN LATERAL generate_subscripts(fk.confkey, 1) AS i
+          JOIN pg_attribute fa ON fa.attrelid = fk.conrelid AND fa.attnum = fk.conkey[i]
+          JOIN pg_class r ON r.oid = fk.conrelid
+         WHERE fk.confkey[i] = ka.attnum)
+    SELECT c.relid, c.attname, a.atttypid, a.atttypid IN ('smallint'::regtype, 'integer'::regtype)
+      FROM closure c JOIN pg_attribute a ON a.attrelid = c.relid AND a.attname = c.attname;
+    -- with their partitions and inheritance children, at every level
+    CREATE TEMP TABLE _snowflake_convert_family (root regclass, relid regclass);
+    INSERT INTO _snowflake_convert_family
+    WITH RECURSIVE family(root, relid) AS (
+        SELECT relid, relid FROM _snowflake_convert_plan
+        UNION
+        SELECT f.root, i.inhrelid FROM pg_inherits i JOIN family f ON i.inhparent = f.relid)
+    SELECT root, relid FROM family;
+
+    -- the generator it replaces: identity, a nextval() default, or none
+    SELECT * INTO key_default FROM pg_attrdef WHERE adrelid = tbl AND adnum = key_att.attnum;
+    IF key_default.oid IS NOT NULL THEN
+        SELECT d.refobjid INTO key_sequence FROM pg_depend d JOIN pg_class s ON s.oid = d.refobjid AND s.relkind = 'S'
+         WHERE d.classid = 'pg_attrdef'::regclass AND d.objid = key_default.oid AND d.refclassid = 'pg_class'::regclass;
+        IF key_sequence IS NULL OR pg_get_expr(key_default.adbin, tbl) !~ '^nextval\(' THEN
+            RAISE EXCEPTION 'column "%" of table % has DEFAULT %, not a sequence''s', col, tbl, pg_get_expr(key_default.adbin, tbl)
+                USING ERRCODE = 'object_not_in_prerequisite_state';
+        END IF;
+        -- the sequence owned by the column goes, unless something besides the
+        -- column's defaults (inherited by partitions and children) uses it
+        drop_sequence := EXISTS (SELECT FROM pg_depend WHERE classid = 'pg_class'::regclass AND objid = key_sequence
+                                    AND refobjid = tbl AND refobjsubid = key_att.attnum AND deptype = 'a')
+            AND NOT EXISTS (
+                SELECT FROM pg_depend d
+                 WHERE d.refclassid = 'pg_class'::regclass AND d.refobjid = key_sequence
+                   AND NOT (d.classid = 'pg_attrdef'::regclass AND d.objid IN (
+                       SELECT ad.oid FROM pg_attrdef ad JOIN pg_attribute a ON a.attrelid = ad.adrelid AND a.attnum = ad.adnum
+                        WHERE a.attname = col AND ad.adrelid IN (SELECT relid FROM _snowflake_convert_family WHERE root = tbl))));
+    END IF;
+
+    FOR blocker IN
+        SELECT p.relid, p.attname, rel.relowner FROM _snowflake_convert_plan p JOIN pg_class rel ON rel.oid = p.relid
+         WHERE p.widen AND NOT pg_has_role(rel.relowner, 'USAGE')
+    LOOP
+        RAISE EXCEPTION 'column "%" of table % references %.%, and is to be widened to bigint, but you do not own %',
+            blocker.attname, blocker.relid, tbl, quote_ident(col), blocker.relid
+            USING ERRCODE = 'insufficient_privilege', HINT = 'The owner of both tables, or a member of both owners'' roles, can convert it.';
+    END LOOP;
+    -- when converting, the locks the ALTERs take are taken before the checks,
+    -- so that nothing checked changes before it is altered
+    IF NOT dry_run THEN
+        FOR widened IN SELECT DISTINCT relid FROM _snowflake_convert_plan WHERE widen OR relid = tbl ORDER BY relid LOOP
+            EXECUTE format('LOCK TABLE %s IN ACCESS EXCLUSIVE MODE', widened.relid);
+        END LOOP;
+    END IF;
+    FOR blocker IN
+        SELECT p.relid, p.attname FROM _snowflake_convert_plan p
+          JOIN pg_partitioned_table pt ON pt.partrelid = p.relid
+          JOIN pg_attribute a ON a.attrelid = p.relid AND a.attname = p.attname
+         WHERE p.widen AND a.attnum = ANY (pt.partattrs)
+    LOOP
+        RAISE EXCEPTION 'column "%" of table % is its partition key, which PostgreSQL cannot widen to bigint', blocker.attname, blocker.relid
+            USING ERRCODE = 'feature_not_supported',
+                  HINT = 'Copy the rows into a new table partitioned by a bigint key, then convert that.';
+    END LOOP;
+    FOR blocker IN
+        SELECT DISTINCT p.relid, p.attname, pg_describe_object(d.classid, d.objid, 0) AS what
+          FROM _snowflake_convert_plan p
+          JOIN _snowflake_convert_family f ON f.root = p.relid
+          JOIN pg_attribute a ON a.attrelid = f.relid AND a.attname = p.attname
+          JOIN pg_depend d ON d.refclassid = 'pg_class'::regclass AND d.refobjid = f.relid AND d.refobjsubid = a.attnum
+         WHERE p.widen
+           AND (d.classid IN ('pg_rewrite'::regclass, 'pg_policy'::regclass, 'pg_trigger'::regclass,
+                              'pg_publication_rel'::regclass)
+                -- a generated column's expression (a column's own default depends on it too)
+                OR d.classid = 'pg_attrdef'::regclass
+                   AND (SELECT ad.adnum FROM pg_attrdef ad WHERE ad.oid = d.objid) <> a.attnum)
+    LOOP
+        RAISE EXCEPTION 'column "%" of table % is used by %', blocker.attname, blocker.relid, blocker.what
+            USING ERRCODE = 'feature_not_supported',
+                  HINT = 'PostgreSQL cannot change the type of a column that such an object uses: drop it, convert, create it again.';
+    END LOOP;
+
+    -- old ids must sort below every new one
+    EXECUTE format('SELECT max(%I)::bigint FROM %s', col, tbl) INTO max_value;
+    EXECUTE format('SELECT %I.snowflake_from_timestamp(now())', ext) INTO first_new;
+    IF max_value >= first_new THEN
+        RAISE EXCEPTION 'column "%" of table % holds %, not below the first new id %', col, tbl, max_value, first_new
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  DETAIL = 'Existing ids must sort below the ids snowflake_nextval() makes from now on.';
+    END IF;
+
+    step := 0;
+    IF key_att.attidentity <> '' THEN
+        stmt := format('ALTER TABLE %s ALTER COLUMN %I DROP IDENTITY', tbl, col);
+        action := 'drop identity (and its sequence)';
+    ELSIF key_default.oid IS NOT NULL THEN
+        stmt := format('ALTER TABLE %s ALTER COLUMN %I DROP DEFAULT', tbl, col);
+        action := 'drop default';
+    END IF;
+    IF stmt IS NOT NULL THEN
+        step := step + 1;
+        RETURN QUERY SELECT step, tbl, col, key_att.atttypid::regtype, key_att.atttypid::regtype,
+                            action, stmt, 'ACCESS EXCLUSIVE', false;
+        statements := statements || stmt;
+    END IF;
+
+    -- one ALTER TABLE per table (one rewrite), the key's table first
+    FOR widened IN
+        SELECT relid, string_agg(format('ALTER COLUMN %I TYPE bigint', attname), ', ' ORDER BY attname) AS clauses
+          FROM _snowflake_convert_plan WHERE widen
+         GROUP BY relid ORDER BY relid <> tbl, relid::text
+    LOOP
+        step := step + 1;
+        stmt := format('ALTER TABLE %s %s', widened.relid, widened.clauses);
+        statements := statements || stmt;
+        RETURN QUERY
+            SELECT step, p.relid, p.attname, p.typid, 'bigint'::regtype, 'widen', stmt, 'ACCESS EXCLUSIVE', true
+              FROM _snowflake_convert_plan p WHERE p.relid = widened.relid AND p.widen ORDER BY p.attname;
+        -- the foreign keys on the widened columns are dropped and made again,
+        -- with their names, and checked: the referencing table is locked too
+        RETURN QUERY
+            SELECT step, fk.conrelid::regclass, fa.attname, fa.atttypid::regtype, fa.atttypid::regtype,
+                   format('foreign key %I checked again', fk.conname), stmt, 'ACCESS EXCLUSIVE', false
+              FROM _snowflake_convert_plan p
+              JOIN pg_attribute ka ON ka.attrelid = p.relid AND ka.attname = p.attname
+              JOIN pg_constraint fk ON fk.contype = 'f' AND fk.conparentid = 0 AND fk.confrelid = p.relid
+              CROSS JOIN LATERAL generate_subscripts(fk.confkey, 1) AS i
+              JOIN pg_attribute fa ON fa.attrelid = fk.conrelid AND fa.attnum = fk.conkey[i]
+             WHERE p.relid = widened.relid AND p.widen AND fk.confkey[i] = ka.attnum
+               AND NOT EXISTS (SELECT FROM _snowflake_convert_plan w
+                                WHERE w.relid = fk.conrelid AND w.attname = fa.attname AND w.widen)
+             ORDER BY 2, 3;
+    END LOOP;
+
+    step := step + 1;
+    stmt := format('ALTER TABLE %s ALTER COLUMN %I SET DEFAULT %I.snowflake_nextval()', tbl, col, ext);
+    statements := statements || stmt;
+    RETURN QUERY SELECT step, tbl, col, 'bigint'::regtype, 'bigint'::regtype,
+                        'set default', stmt, 'ACCESS EXCLUSIVE', false;
+
+    IF drop_sequence THEN
+        step := step + 1;
+        stmt := format('DROP SEQUENCE %s', key_sequence);
+        statements := statements || stmt;
+        RETURN QUERY SELECT step, tbl, col, 'bigint'::regtype, 'bigint'::regtype,
+                            format('drop sequence %s, owned by the column', key_sequence), stmt, 'ACCESS EXCLUSIVE', false;
+    END IF;
+
+    IF NOT dry_run THEN
+        FOREACH stmt IN ARRAY statements LOOP
+            EXECUTE stmt;
+        END LOOP;
+    END IF;
+    DROP TABLE _snowflake_convert_plan, _snowflake_convert_family;
+END $$;
+COMMENT ON FUNCTION snowflake_convert_column(regclass, name, boolean) IS 'turns a serial, identity or nextval() key into bigint DEFAULT snowflake_nextval(), widening the foreign keys that reference it; a row per step; dry_run shows the statements only';
+
+-- time partitioning: a table partitioned by RANGE of a bigint or snowflake id
+-- holds in each partition the ids of one UTC hour, day, week, month or year
+
+CREATE FUNCTION _snowflake_partition_unit(unit text) RETURNS text
+    LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    IF unit NOT IN ('hour', 'day', 'week', 'month', 'year') THEN
+        RAISE EXCEPTION 'invalid partition unit: "%"', unit USING ERRCODE = 'invalid_parameter_value',
+            HINT = 'The unit is hour, day, week, month or year (UTC).';
+    END IF;
+    RETURN unit;
+END $$;
+COMMENT ON FUNCTION _snowflake_partition_unit(text) IS 'the partition unit, checked: hour, day, week, month or year';
+
+CREATE FUNCTION snowflake_partition_bounds(ts timestamptz, unit text, epoch timestamptz,
+        OUT from_id bigint, OUT to_id bigint, OUT from_ts timestamptz, OUT to_ts timestamptz)
+    LANGUAGE SQL IMMUTABLE STRICT PARALLEL SAFE
+BEGIN ATOMIC
+    SELECT snowflake_from_timestamp(b.from_ts, epoch), snowflake_from_timestamp(b.to_ts, epoch), b.from_ts, b.to_ts
+      FROM (SELECT _snowflake_partition_unit(unit) AS unit) u,
+           LATERAL (SELECT date_trunc(u.unit, ts AT TIME ZONE 'UTC') AS utc_start) t,
+           LATERAL (SELECT t.utc_start AT TIME ZONE 'UTC' AS from_ts,
+                           (t.utc_start + ('1 ' || u.unit)::interval) AT TIME ZONE 'UTC' AS to_ts) b;
+END;
+CREATE FUNCTION snowflake_partition_bounds(ts timestamptz, unit text,
+        OUT from_id bigint, OUT to_id bigint, OUT from_ts timestamptz, OUT to_ts timestamptz)
+    LANGUAGE SQL STABLE STRICT PARALLEL SAFE
+BEGIN ATOMIC
+    SELECT * FROM snowflake_partition_bounds(ts, unit, snowflake_to_timestamp(0));
+END;
+COMMENT ON FUNCTION snowflake_partition_bounds(timestamptz, text, timestamptz) IS 'the ids of the UTC hour, day, week, month or year holding ts, under the epoch given: FOR VALUES FROM (from_id) TO (to_id)';
+COMMENT ON FUNCTION snowflake_partition_bounds(timestamptz, text) IS 'the ids of the UTC hour, day, week, month or year holding ts, under snowflake.epoch: FOR VALUES FROM (from_id) TO (to_id)';
+
+CREATE FUNCTION snowflake_partitions(parent regclass)
+    RETURNS TABLE (partition regclass, from_id bigint, to_id bigint, from_ts timestamptz, to_ts timestamptz)
+    LANGUAGE SQL STABLE STRICT PARALLEL SAFE
+BEGIN ATOMIC
+    SELECT b.partition, b.from_id, b.to_id,
+           CASE WHEN b.from_id >= 0 THEN snowflake_to_timestamp(b.from_id) END,
+           CASE WHEN b.to_id >= 0 THEN snowflake_to_timestamp(b.to_id) END
+      FROM (SELECT c.oid::regclass AS partition,
+                   substring(pg_get_expr(c.relpartbound, c.oid) FROM $re$FROM \('?(-?\d+)'?\)$re$)::bigint AS from_id,
+                   substring(pg_get_expr(c.relpartbound, c.oid) FROM $re$TO \('?(-?\d+)'?\)$re$)::bigint AS to_id
+              FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+             WHERE i.inhparent = parent AND c.relispartition) b
+     ORDER BY b.from_id NULLS LAST, b.partition::text;
+END;
+COMMENT ON FUNCTION snowflake_partitions(regclass) IS 'the partitions of a table partitioned by id ranges, with their bounds as ids and times (NULL: MINVALUE, MAXVALUE, DEFAULT)';
+
+CREATE FUNCTION snowflake_partitions_older_than(parent regclass, age interval) RETURNS SETOF regclass
+    LANGUAGE SQL STABLE STRICT PARALLEL SAFE
+BEGIN ATOMIC
+    SELECT p.partition FROM snowflake_partitions(parent) p
+     WHERE p.to_id <= snowflake_from_timestamp(greatest(now() - age, snowflake_to_timestamp(0)))
+     ORDER BY p.from_id;
+END;
+COMMENT ON FUNCTION snowflake_partitions_older_than(regclass, interval) IS 'the partitions holding only ids made more than age ago, oldest first, for retention (it drops nothing)';
+
+CREATE FUNCTION snowflake_create_partition(parent regclass, ts timestamptz, unit text DEFAULT 'day') RETURNS regclass
+    LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    ext name := (SELECT e.extnamespace::regnamespace::name FROM pg_extension e WHERE e.extname = 'snowflake');
+    key_type regtype;
+    bounds record;
+    schema_name name;
+    partition_name text;
+    existing regclass;
+BEGIN
+    SELECT a.atttypid INTO key_type
+      FROM pg_partitioned_table pt JOIN pg_attribute a ON a.attrelid = pt.partrelid AND a.attnum = pt.partattrs[0]
+     WHERE pt.partrelid = parent AND pt.partstrat = 'r' AND pt.partnatts = 1;
+    IF key_type IS NULL THEN
+        RAISE EXCEPTION 'table % is not partitioned by RANGE of one column', parent USING ERRCODE = 'wrong_object_type';
+    END IF;
+    IF key_type NOT IN ('bigint'::regtype, format('%I.snowflake', ext)::regtype) THEN
+        RAISE EXCEPTION 'the partition key of table % is %, not bigint or snowflake', parent, key_type
+            USING ERRCODE = 'datatype_mismatch';
+    END IF;
+    EXECUTE format('SELECT * FROM %I.snowflake_partition_bounds($1, $2)', ext) INTO bounds USING ts, unit;
+    SELECT relnamespace::regnamespace::name, relname || '_' || to_char(bounds.from_ts AT TIME ZONE 'UTC',
+               CASE unit WHEN 'hour' THEN 'YYYYMMDD"_"HH24' WHEN 'day' THEN 'YYYYMMDD' WHEN 'week' THEN 'IYYY"w"IW'
+                         WHEN 'month' THEN 'YYYYMM' ELSE 'YYYY' END)
+      INTO schema_name, partition_name FROM pg_class WHERE oid = parent;
+    IF octet_length(partition_name) >= 64 THEN  -- NAMEDATALEN
+        RAISE EXCEPTION 'partition name "%" is too long', partition_name USING ERRCODE = 'name_too_long';
+    END IF;
+    existing := to_regclass(format('%I.%I', schema_name, partition_name));
+    IF existing IS NOT NULL THEN
+        -- made before with these bounds: nothing to do
+        IF EXISTS (SELECT FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+                    WHERE i.inhparent = parent AND c.oid = existing
+                      AND pg_get_expr(c.relpartbound, c.oid) = format('FOR VALUES FROM (%L) TO (%L)', bounds.from_id, bounds.to_id)) THEN
+            RETURN existing;
+        END IF;
+        RAISE EXCEPTION 'relation % already exists and is not the % partition of %', existing, unit, parent
+            USING ERRCODE = 'duplicate_table';
+    END IF;
+    EXECUTE format('CREATE TABLE %I.%I PARTITION OF %s FOR VALUES FROM (%L) TO (%L)',
+                   schema_name, partition_name, parent, bounds.from_id, bounds.to_id);
+    RETURN format('%I.%I', schema_name, partition_name)::regclass;
+END $$;
+COMMENT ON FUNCTION snowflake_create_partition(regclass, timestamptz, text) IS 'creates (or finds) the partition of the UTC hour, day, week, month or year holding ts, named parent_YYYYMMDD and the like';
+
+CREATE FUNCTION snowflake_id_span(span interval) RETURNS bigint
+    LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    ext name := (SELECT e.extnamespace::regnamespace::name FROM pg_extension e WHERE e.extname = 'snowflake');
+    span_ms numeric := extract(epoch FROM span) * 1000;
+    epoch_ms numeric;
+BEGIN
+    IF extract(month FROM span) <> 0 OR extract(year FROM span) <> 0 OR span_ms <= 0 OR span_ms <> trunc(span_ms) THEN
+        RAISE EXCEPTION 'invalid id span: %', span USING ERRCODE = 'invalid_parameter_value',
+            HINT = 'A span is a positive whole number of milliseconds, without months or years (their length varies).';
+    END IF;
+    EXECUTE format('SELECT extract(epoch FROM %I.snowflake_to_timestamp(0)) * 1000', ext) INTO epoch_ms;
+    IF epoch_ms % span_ms <> 0 THEN
+        RAISE EXCEPTION 'snowflake.epoch is not a multiple of % from 1970-01-01 00:00 UTC', span
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = 'Ranges of this many ids from id 0 would not start where UTC periods of this length start.';
+    END IF;
+    RETURN span_ms::bigint << 22;
+END $$;
+COMMENT ON FUNCTION snowflake_id_span(interval) IS 'how many ids a span of time holds (ms << 22), for pg_partman''s p_interval and retention; refuses spans the epoch is not aligned to';
+
+-- short text forms: fixed width, so that sorting the text (C collation)
+-- sorts the ids. One overload, on bigint, serves snowflake too. Decoding
+-- throws on bad text, so none of these is LEAKPROOF.
+
+CREATE FUNCTION snowflake_to_base32(id bigint) RETURNS text
+    AS 'MODULE_PATHNAME', 'snowflake_to_base32' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION snowflake_from_base32(text) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'snowflake_from_base32' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION snowflake_to_base62(id bigint) RETURNS text
+    AS 'MODULE_PATHNAME', 'snowflake_to_base62' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION snowflake_from_base62(text) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'snowflake_from_base62' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION snowflake_to_base32(bigint) IS 'the id as 13 Crockford base32 characters, upper case; sorts as the id';
+COMMENT ON FUNCTION snowflake_from_base32(text) IS 'the id of 13 Crockford base32 characters: any case, I and L as 1, O as 0, no hyphens';
+COMMENT ON FUNCTION snowflake_to_base62(bigint) IS 'the id as 11 base62 characters (0-9A-Za-z); sorts as the id in the C collation';
+COMMENT ON FUNCTION snowflake_from_base62(text) IS 'the id of 11 base62 characters (0-9A-Za-z, case-sensitive)';
+
+-- other systems' ids: twitter, discord, instagram, sonyflake, pgedge,
+-- mastodon, or a custom layout 'epoch=... [unit=Nms] time=N worker=N sequence=N'
+-- (fields from the highest bits down). The layout is always explicit, so
+-- these are IMMUTABLE.
+
+CREATE FUNCTION snowflake_decode_as(id bigint, layout text) RETURNS snowflake_fields
+    AS 'MODULE_PATHNAME', 'snowflake_decode_as' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION snowflake_from_timestamp_as(ts timestamptz, layout text) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'snowflake_from_timestamp_as' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION snowflake_decode_as(bigint, text) IS 'the time, worker (node, shard, machine) and sequence of another system''s id, under a named or custom layout';
+COMMENT ON FUNCTION snowflake_from_timestamp_as(timestamptz, text) IS 'the smallest id of the timestamp''s time unit under a named or custom layout: id >= from(t1) AND id < from(t2) selects [t1, t2)';

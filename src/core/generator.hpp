@@ -19,15 +19,16 @@ enum class Status : std::uint8_t {
     ClockBeforeEpoch, // the system clock reads earlier than snowflake.epoch
     TimeExhausted,    // the 41-bit time field is used up for this epoch
     NoWorker,         // no worker id is in effect
+    Fenced,           // the worker id is a copied data directory's source's (see fenced_worker_id)
 };
 
-inline constexpr std::uint32_t kNoWorker = UINT32_MAX;
 inline constexpr std::uint64_t kHandover = std::uint64_t{1} << 63;  // above every id
 
 // Shared by every backend. Standard layout, lock-free atomics only.
 struct GeneratorState {
     std::atomic<std::uint64_t> last_id;        // highest id issued since start; 0: none yet
     std::atomic<std::uint32_t> worker_id;      // in effect for the whole node, or kNoWorker
+    std::atomic<std::uint32_t> fenced_worker_id;  // refused: a restored copy's source's, or kNoWorker
     std::atomic<std::uint64_t> floor_id;       // ids issued before start (or by the primary) are <= it
     std::atomic<std::uint64_t> floor_lead_ms;  // how far the floor put ids ahead of clock_high
     std::atomic<std::uint64_t> clock_high;     // highest clock reading seen, also before a restart
@@ -47,7 +48,7 @@ static_assert(std::atomic<std::uint32_t>::is_always_lock_free);
 struct Config {
     std::int64_t epoch_unix_ms;   // the epoch, as ms since 1970-01-01 UTC
     std::uint64_t max_lead_ms;    // how far ids may run ahead of clock_high
-    std::uint64_t lease_span_ms;  // how far the lease reaches past the lead window
+    std::uint64_t lease_span_ms;  // how far the lease reaches past the ids (or the clock)
 };
 
 struct Reservation {
@@ -90,6 +91,7 @@ inline void init_state(GeneratorState& state, std::uint32_t worker_id, bool has_
                        std::uint64_t lease_ms, std::uint64_t clock_ms) noexcept {
     state.last_id.store(0);
     state.worker_id.store(worker_id);
+    state.fenced_worker_id.store(kNoWorker);
     state.floor_id.store(0);
     state.floor_lead_ms.store(0);
     state.clock_high.store(0);
@@ -110,20 +112,31 @@ inline std::uint64_t id_floor(const GeneratorState& state) noexcept {
                     state.floor_id.load(std::memory_order_acquire));
 }
 
-// The lease to write for a caller that needs `needed_ms`, at clock reading
-// `now_ms`: a span past the lead window of the highest clock reading, and
-// never further (whatever the ids ahead of the clock), so that the first id
-// after any number of crashes is at most max_lead + lease_span (+1 ms) ahead
-// of the clock.
-inline std::uint64_t lease_target(const GeneratorState& state, const Config& config,
-                                  std::uint64_t needed_ms, std::uint64_t now_ms = 0) noexcept {
+// Where the ids stand for the lease, at clock reading `now_ms`: the highest
+// clock reading, or the time of the id needed or last issued if later, but
+// never past the lead window of that clock reading.
+inline std::uint64_t lease_base(const GeneratorState& state, const Config& config,
+                                std::uint64_t needed_ms, std::uint64_t now_ms) noexcept {
     const std::uint64_t high = std::max(now_ms, state.clock_high.load(std::memory_order_relaxed));
-    return std::min(std::max(needed_ms, high + config.max_lead_ms + config.lease_span_ms), kMaxTime);
+    const std::uint64_t last = state.last_id.load(std::memory_order_relaxed);
+    const std::uint64_t ahead = std::max(needed_ms, last == 0 ? 0 : time_of(last));
+    return std::max(high, std::min(ahead, high + config.max_lead_ms));
 }
 
-// True when the lease covers less than half a span past the lead window of `clock_ms`.
-inline bool lease_is_low(std::uint64_t clock_ms, std::uint64_t lease_ms, const Config& config) noexcept {
-    return clock_ms + config.max_lead_ms + config.lease_span_ms / 2 > lease_ms;
+// The lease to write for a caller that needs `needed_ms`, at clock reading
+// `now_ms`: a span past where the ids stand. Ids borrowed ahead of the clock
+// move it within the lead window, and nothing else does: with no id borrowed
+// the first id after a crash is at most lease_span (+1 ms) ahead of the clock,
+// and after any number of crashes at most max_lead + lease_span.
+inline std::uint64_t lease_target(const GeneratorState& state, const Config& config,
+                                  std::uint64_t needed_ms, std::uint64_t now_ms = 0) noexcept {
+    const std::uint64_t base = lease_base(state, config, needed_ms, now_ms);
+    return std::min(std::max(needed_ms, base + config.lease_span_ms), kMaxTime);
+}
+
+// True when the lease covers less than half a span past `base_ms` (see lease_base).
+inline bool lease_is_low(std::uint64_t base_ms, std::uint64_t lease_ms, const Config& config) noexcept {
+    return base_ms + config.lease_span_ms / 2 > lease_ms;
 }
 
 // Asks for the lease to cover `needed_ms` (the lease writer reads it).
@@ -143,8 +156,7 @@ inline std::uint64_t lease_writer_target(const GeneratorState& state, const Conf
     if (wanted > lease) return lease_target(state, config, wanted, now_ms);
     const std::uint64_t last = state.last_id.load(std::memory_order_relaxed);
     if (last == 0 || now_ms > time_of(last) + config.lease_span_ms) return 0;
-    const std::uint64_t clock = std::max(now_ms, state.clock_high.load(std::memory_order_relaxed));
-    if (!lease_is_low(clock, lease, config)) return 0;
+    if (!lease_is_low(lease_base(state, config, 0, now_ms), lease, config)) return 0;
     return lease_target(state, config, 0, now_ms);
 }
 
@@ -227,8 +239,8 @@ Reservation reserve(GeneratorState& state, const Config& config, std::uint64_t w
     std::uint64_t last = state.last_id.load(std::memory_order_acquire);
     for (;;) {
         const std::uint32_t worker_id = state.worker_id.load(std::memory_order_acquire);
-        if (worker_id == kNoWorker) {
-            r.status = Status::NoWorker;
+        if (worker_id == kNoWorker || worker_id == state.fenced_worker_id.load(std::memory_order_relaxed)) {
+            r.status = worker_id == kNoWorker ? Status::NoWorker : Status::Fenced;
             return r;
         }
         const std::uint64_t above =
@@ -270,7 +282,8 @@ Reservation reserve(GeneratorState& state, const Config& config, std::uint64_t w
             r.first = first;
             r.count = count;
             r.replaced = last;
-            r.lease_low = lease_is_low(clock, lease, config);
+            r.lease_low =
+                lease_is_low(std::max(clock, std::min(new_ms, clock + config.max_lead_ms)), lease, config);
             return r;
         }
     }

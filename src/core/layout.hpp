@@ -21,6 +21,7 @@ inline constexpr std::uint64_t kMaxWorker = (std::uint64_t{1} << kWorkerBits) - 
 inline constexpr std::uint64_t kMaxTime = (std::uint64_t{1} << kTimeBits) - 1;
 inline constexpr std::uint64_t kMaxId = (std::uint64_t{1} << 63) - 1;
 inline constexpr std::uint64_t kIdsPerMs = kMaxSequence + 1;
+inline constexpr std::uint32_t kNoWorker = UINT32_MAX;  // no worker id (unset)
 
 static_assert(kTimeShift + kTimeBits == 63, "the layout fills 63 bits");
 

@@ -106,12 +106,40 @@ bool parse_timestamp(const char* text, std::int64_t& unix_ms) noexcept {
     return unix_ms >= 0;
 }
 
-std::size_t format_lease(const Lease& lease, char* buf) noexcept {
-    const int n = std::snprintf(buf, kLeaseTextMax, "snowflake lease 2\nepoch_unix_ms %lld\nlease_ms %llu\nclock_ms %llu\n",
-                                static_cast<long long>(lease.epoch_unix_ms),
-                                static_cast<unsigned long long>(lease.lease_ms),
-                                static_cast<unsigned long long>(lease.clock_ms));
+namespace {
+
+constexpr int kLeaseVersion = 3;
+
+std::size_t format_lease_version(const Lease& lease, int version, char* buf) noexcept {
+    int n = std::snprintf(buf, kLeaseTextMax, "snowflake lease %d\nepoch_unix_ms %lld\nlease_ms %llu\n",
+                          version, static_cast<long long>(lease.epoch_unix_ms),
+                          static_cast<unsigned long long>(lease.lease_ms));
+    if (n > 0 && version >= 2)
+        n += std::snprintf(buf + n, kLeaseTextMax - static_cast<std::size_t>(n), "clock_ms %llu\n",
+                           static_cast<unsigned long long>(lease.clock_ms));
+    if (n > 0 && version >= 3)
+        n += lease.worker_id == kNoWorker
+                 ? std::snprintf(buf + n, kLeaseTextMax - static_cast<std::size_t>(n), "worker_id none\n")
+                 : std::snprintf(buf + n, kLeaseTextMax - static_cast<std::size_t>(n), "worker_id %u\n",
+                                 lease.worker_id);
     return n > 0 ? static_cast<std::size_t>(n) : 0;
+}
+
+// "<name> <decimal up to max>\n" at p.
+bool lease_field(const char*& p, const char* name, std::uint64_t max, std::uint64_t& value) noexcept {
+    const std::size_t length = std::strlen(name);
+    bool overflow;
+    if (std::strncmp(p, name, length) != 0 || p[length] != ' ') return false;
+    p += length + 1;
+    if (!unsigned_decimal(p, max, value, overflow) || overflow || *p != '\n') return false;
+    ++p;
+    return true;
+}
+
+}  // namespace
+
+std::size_t format_lease(const Lease& lease, char* buf) noexcept {
+    return format_lease_version(lease, kLeaseVersion, buf);
 }
 
 bool parse_lease(const char* text, std::size_t length, Lease& lease) noexcept {
@@ -119,26 +147,27 @@ bool parse_lease(const char* text, std::size_t length, Lease& lease) noexcept {
     if (length == 0 || length >= sizeof copy) return false;
     std::memcpy(copy, text, length);
     copy[length] = '\0';
-    const char* p = copy;
-    static constexpr char kHeader[] = "snowflake lease 2\nepoch_unix_ms ";
-    static constexpr char kMiddle[] = "\nlease_ms ";
-    static constexpr char kClock[] = "\nclock_ms ";
-    std::uint64_t epoch, lease_ms, clock_ms;
-    bool overflow;
-    if (std::strncmp(p, kHeader, sizeof kHeader - 1) != 0) return false;
-    p += sizeof kHeader - 1;
-    if (!unsigned_decimal(p, kMaxId, epoch, overflow) || overflow) return false;
-    if (std::strncmp(p, kMiddle, sizeof kMiddle - 1) != 0) return false;
-    p += sizeof kMiddle - 1;
-    if (!unsigned_decimal(p, kMaxTime, lease_ms, overflow) || overflow) return false;
-    if (std::strncmp(p, kClock, sizeof kClock - 1) != 0) return false;
-    p += sizeof kClock - 1;
-    if (!unsigned_decimal(p, kMaxTime, clock_ms, overflow) || overflow) return false;
-    if (std::strcmp(p, "\n") != 0) return false;
-    // Exactly what format_lease writes: no leading zeros, nothing after a NUL.
-    const Lease parsed{static_cast<std::int64_t>(epoch), lease_ms, clock_ms};
+    static constexpr char kHeader[] = "snowflake lease ";
+    if (std::strncmp(copy, kHeader, sizeof kHeader - 1) != 0) return false;
+    const char* p = copy + sizeof kHeader - 1;
+    const int version = *p - '0';
+    if (version < 1 || version > kLeaseVersion || p[1] != '\n') return false;
+    p += 2;
+    Lease parsed{0, 0, 0, kNoWorker};
+    std::uint64_t epoch, value;
+    if (!lease_field(p, "epoch_unix_ms", kMaxId, epoch) ||
+        !lease_field(p, "lease_ms", kMaxTime, parsed.lease_ms))
+        return false;
+    parsed.epoch_unix_ms = static_cast<std::int64_t>(epoch);
+    if (version >= 2 && !lease_field(p, "clock_ms", kMaxTime, parsed.clock_ms)) return false;
+    if (version >= 3 && std::strcmp(p, "worker_id none\n") != 0) {
+        if (!lease_field(p, "worker_id", kMaxWorker, value)) return false;
+        parsed.worker_id = static_cast<std::uint32_t>(value);
+    }
+    // Exactly what format_lease writes (wrote): no leading zeros, nothing after a NUL.
     char written[kLeaseTextMax];
-    if (format_lease(parsed, written) != length || std::memcmp(written, text, length) != 0)
+    if (format_lease_version(parsed, version, written) != length ||
+        std::memcmp(written, text, length) != 0)
         return false;
     lease = parsed;
     return true;

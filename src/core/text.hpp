@@ -17,20 +17,22 @@ ParseResult parse_id(const char* text, std::uint64_t& id) noexcept;
 // offset is given, years 1970..9999. Sets ms since 1970-01-01 00:00:00 UTC.
 bool parse_timestamp(const char* text, std::int64_t& unix_ms) noexcept;
 
-// The lease file: the epoch it was taken under, its high-water mark, and the
-// highest clock reading seen when it was written.
+// The lease file: the epoch it was taken under, its high-water mark, the
+// highest clock reading seen when it was written, and the worker id in effect.
 struct Lease {
     std::int64_t epoch_unix_ms;
-    std::uint64_t lease_ms;  // every id issued has a time <= lease_ms
-    std::uint64_t clock_ms;  // ms since the epoch
+    std::uint64_t lease_ms;                // every id issued has a time <= lease_ms
+    std::uint64_t clock_ms;                // ms since the epoch
+    std::uint32_t worker_id = kNoWorker;   // kNoWorker: none (or a version 1/2 file)
     bool operator==(const Lease&) const = default;
 };
 
-inline constexpr std::size_t kLeaseTextMax = 96;
+inline constexpr std::size_t kLeaseTextMax = 128;
 
 // Writes the lease as text into buf (kLeaseTextMax bytes); returns its length.
 std::size_t format_lease(const Lease& lease, char* buf) noexcept;
-// Strict: a file that is not exactly what format_lease writes is rejected.
+// Strict: a file that is not exactly what format_lease writes (version 3), or
+// wrote in versions 1 (no clock_ms: 0) and 2 (no worker_id), is rejected.
 bool parse_lease(const char* text, std::size_t length, Lease& lease) noexcept;
 
 }  // namespace snowflake

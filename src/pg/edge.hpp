@@ -55,6 +55,8 @@ void register_lease_wal();
 void register_lease_worker();
 // Waits (interruptibly) until the durable lease covers `needed_ms`.
 void extend_lease(SharedState& shared, std::uint64_t needed_ms);
+// Lifts a restored copy's fence; returns the worker id adopted, or kNoWorker.
+std::uint32_t adopt_worker_id(SharedState& shared);
 
 // Row estimates on snowflake columns as for bigint (estimate.cpp); from _PG_init.
 void install_estimate_hook();
@@ -75,6 +77,12 @@ void copy_name(char (&to)[N], const char* from) noexcept {
     std::memcpy(to, from, length);
     to[length] = '\0';
 }
+
+// Ids and decoded fields (type.cpp).
+std::uint64_t id_or_refuse(std::int64_t id);  // ERROR (22003) for a negative id
+// A snowflake_fields row (ts, worker_id, sequence) as the function's result.
+Datum fields_datum(FunctionCallInfo fcinfo, TimestampTz ts, std::uint32_t worker_id,
+                   std::uint32_t sequence);
 
 // The one error boundary for failures the core reports.
 [[noreturn]] void raise(Status status);

@@ -30,6 +30,24 @@ void raise(Status status) {
                              "other node uses, then run SELECT pg_reload_conf():\n"
                              "snowflake.worker_id = 1")));
             break;
+        case Status::Fenced: {
+            const SharedState* state = shared_state();
+            const std::uint32_t worker_id = state->generator.fenced_worker_id.load();
+            ereport(ERROR,
+                    (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                     errmsg("this server is a restored copy of another server and may not issue "
+                            "ids under its worker id %u",
+                            worker_id),
+                     errdetail("The data directory was restored from a base backup or for "
+                               "point-in-time recovery and started as a primary, not as a "
+                               "standby; the server it was copied from may still issue ids "
+                               "under worker id %u.",
+                               worker_id),
+                     errhint("Set snowflake.worker_id to a number no other node uses and run "
+                             "SELECT pg_reload_conf(); or, if the server it was copied from is "
+                             "gone for good, run SELECT snowflake_adopt_worker_id().")));
+            break;
+        }
         default:
             break;
     }

@@ -223,6 +223,19 @@ SNOWFLAKE_FUNCTION(snowflake_status) {
         nulls[6 + i] = false;
     }
     values[10] = BoolGetDatum(state->blocked == Blocked::No && !RecoveryInProgress() &&
-                              worker_id != kNoWorker);
+                              worker_id != kNoWorker && worker_id != g.fenced_worker_id.load());
     PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(descriptor, values, nulls)));
+}
+
+// snowflake_adopt_worker_id(): a restored copy takes its source's worker id,
+// on the operator's word that the source is gone for good.
+SNOWFLAKE_FUNCTION(snowflake_adopt_worker_id) {
+    SharedState& state = generator_or_refuse();
+    const std::uint32_t adopted = adopt_worker_id(state);
+    if (adopted == kNoWorker) {
+        ereport(NOTICE, (errmsg("this server has no worker id to adopt: it is not a restored "
+                                "copy, or has adopted it already")));
+        PG_RETURN_NULL();
+    }
+    PG_RETURN_INT32(static_cast<std::int32_t>(adopted));
 }

@@ -27,6 +27,7 @@ PGDLLEXPORT void snowflake_lease_worker_main(Datum argument);
 }
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace snowflake::pg {
@@ -34,12 +35,14 @@ namespace {
 
 constexpr char kLeaseDirectory[] = "pg_snowflake";
 constexpr char kLeasePath[] = "pg_snowflake/lease";
-constexpr char kLeaseTempPath[] = "pg_snowflake/lease.tmp";
+// The lease a restored copy of another node's data directory started from: its
+// worker id is refused until the copy has its own or adopts it (see load_lease).
+constexpr char kFencePath[] = "pg_snowflake/fence";
 
-// Reads the lease file. Returns false when there is none.
-bool read_lease(Lease& lease, bool& readable) {
+// Reads a lease file. Returns false when there is none.
+bool read_lease(const char* path, Lease& lease, bool& readable) {
     readable = true;
-    const int fd = open(kLeasePath, O_RDONLY | PG_BINARY, 0);
+    const int fd = open(path, O_RDONLY | PG_BINARY, 0);
     if (fd < 0) {
         if (errno == ENOENT) return false;
         readable = false;
@@ -57,9 +60,11 @@ bool read_lease(Lease& lease, bool& readable) {
 // old file in place and is reported at `elevel`; the caller then publishes
 // nothing, so no id is ever issued beyond a mark that is not on disk. The next
 // attempt writes a fresh temp file, never retrying an fsync on the old one.
-bool write_lease(const Lease& lease, int elevel) {
+bool write_lease(const Lease& lease, int elevel, const char* path = kLeasePath) {
     char text[kLeaseTextMax];
     const std::size_t length = format_lease(lease, text);
+    char temp_path[MAXPGPATH];
+    snprintf(temp_path, sizeof temp_path, "%s.tmp", path);
     if (MakePGDirectory(kLeaseDirectory) == 0) {
         if (fsync_fname_ext(".", true, false, elevel) != 0) return false;
     } else if (errno != EEXIST) {
@@ -67,10 +72,10 @@ bool write_lease(const Lease& lease, int elevel) {
                          errmsg("could not create directory \"%s\": %m", kLeaseDirectory)));
         return false;
     }
-    const int fd = OpenTransientFile(kLeaseTempPath, O_WRONLY | O_CREAT | O_TRUNC | PG_BINARY);
+    const int fd = OpenTransientFile(temp_path, O_WRONLY | O_CREAT | O_TRUNC | PG_BINARY);
     if (fd < 0) {
         ereport(elevel, (errcode_for_file_access(),
-                         errmsg("could not open file \"%s\": %m", kLeaseTempPath)));
+                         errmsg("could not open file \"%s\": %m", temp_path)));
         return false;
     }
     errno = 0;
@@ -78,16 +83,16 @@ bool write_lease(const Lease& lease, int elevel) {
         if (errno == 0) errno = ENOSPC;
         CloseTransientFile(fd);
         ereport(elevel, (errcode_for_file_access(),
-                         errmsg("could not write file \"%s\": %m", kLeaseTempPath)));
+                         errmsg("could not write file \"%s\": %m", temp_path)));
         return false;
     }
     if (CloseTransientFile(fd) != 0) {
         ereport(elevel, (errcode_for_file_access(),
-                         errmsg("could not close file \"%s\": %m", kLeaseTempPath)));
+                         errmsg("could not close file \"%s\": %m", temp_path)));
         return false;
     }
     // durable_rename fsyncs the file, renames it and fsyncs the directory.
-    return durable_rename(kLeaseTempPath, kLeasePath, elevel) == 0;
+    return durable_rename(temp_path, path, elevel) == 0;
 }
 
 // The WAL record: the lease as the primary wrote it.
@@ -106,9 +111,10 @@ void log_lease(const Lease& lease) {
     XLogFlush(XLogInsert(kRmgrId, kLeaseRecord));
 }
 
+// Records written before the lease had a worker id are shorter: it stays kNoWorker.
 Lease record_lease(XLogReaderState* record) {
-    Lease lease;
-    memcpy(&lease, XLogRecGetData(record), sizeof lease);
+    Lease lease{0, 0, 0, kNoWorker};
+    memcpy(&lease, XLogRecGetData(record), std::min<std::size_t>(XLogRecGetDataLen(record), sizeof lease));
     return lease;
 }
 
@@ -161,7 +167,8 @@ void write_lease_once(SharedState& state, std::uint64_t target_ms) {
     {
         GeneratorState& generator = state.generator;
         if (generator.lease_ms.load() < target_ms) {
-            const Lease lease{state.epoch_unix_ms, target_ms, generator.clock_high.load()};
+            const Lease lease{state.epoch_unix_ms, target_ms, generator.clock_high.load(),
+                              generator.worker_id.load()};
             if (write_lease(lease, LOG)) {
                 log_lease(lease);
                 // Published only once durable: no id beyond the file's mark is issued.
@@ -235,12 +242,45 @@ void forget_writer_latch(int, Datum) {
     state->lease_writer_latch.compare_exchange_strong(mine, nullptr);
 }
 
+// A data directory restored from a base backup (backup_label) or for
+// point-in-time recovery (recovery.signal) and started as a primary, not as a
+// streaming standby (standby.signal: its promotion is failover), is a copy of
+// another node that may still be issuing ids under the same worker id.
+bool restored_copy() {
+    struct stat st;
+    return stat("standby.signal", &st) != 0 &&
+           (stat("backup_label", &st) == 0 || stat("recovery.signal", &st) == 0);
+}
+
+// The worker id a restored copy may not use: its source's, as the fence file
+// (written once, at the copy's first start) records it.
+std::uint32_t fenced_worker_id(const Lease& copied, bool has_lease, std::uint32_t configured) {
+    Lease fence{};
+    bool readable;
+    if (read_lease(kFencePath, fence, readable))
+        return readable ? fence.worker_id : configured;  // unreadable: fence what is configured
+    if (!restored_copy()) return kNoWorker;
+    // A lease from before lease files named a worker id, or none at all: the
+    // source's worker id is the one configured, copied with its settings.
+    fence = has_lease ? copied : Lease{0, 0, 0, kNoWorker};
+    if (fence.worker_id == kNoWorker) fence.worker_id = configured;
+    if (fence.worker_id == kNoWorker) return kNoWorker;
+    (void)write_lease(fence, LOG, kFencePath);  // failing that, fenced until this restart
+    ereport(LOG, (errmsg("snowflake: this data directory was restored from a copy of another "
+                         "server; ids under that server's worker id %u are refused",
+                         fence.worker_id),
+                  errhint("Set snowflake.worker_id to a number no other node uses, or, if the "
+                          "server it was copied from is gone for good, run SELECT "
+                          "snowflake_adopt_worker_id().")));
+    return fence.worker_id;
+}
+
 }  // namespace
 
 void load_lease(SharedState& state) {
     Lease lease{};
     bool readable;
-    const bool exists = read_lease(lease, readable);
+    const bool exists = read_lease(kLeasePath, lease, readable);
     if (exists && !readable) {
         state.blocked = Blocked::LeaseUnreadable;
     } else if (exists && lease.epoch_unix_ms != state.epoch_unix_ms) {
@@ -250,6 +290,7 @@ void load_lease(SharedState& state) {
     const std::uint32_t worker_id =
         worker_id_setting < 0 ? kNoWorker : static_cast<std::uint32_t>(worker_id_setting);
     init_state(state.generator, worker_id, exists && readable, lease.lease_ms, lease.clock_ms);
+    state.generator.fenced_worker_id.store(fenced_worker_id(lease, exists && readable, worker_id));
     const std::int64_t ahead_ms =
         state.epoch_unix_ms + static_cast<std::int64_t>(lease.lease_ms) - unix_now_ms();
     if (exists && readable && ahead_ms > 0)
@@ -258,6 +299,24 @@ void load_lease(SharedState& state) {
                              static_cast<long long>(ahead_ms)),
                       errdetail("After a crash, or a restart with the clock set back, ids run "
                                 "ahead of the clock until it catches up.")));
+}
+
+// Lifts the fence of a restored copy: the operator says its source is gone.
+std::uint32_t adopt_worker_id(SharedState& state) {
+    GeneratorState& generator = state.generator;
+    const std::uint32_t fenced = generator.fenced_worker_id.load();
+    if (fenced == kNoWorker) return kNoWorker;
+    if (unlink(kFencePath) != 0 && errno != ENOENT)
+        ereport(ERROR, (errcode_for_file_access(),
+                        errmsg("could not remove file \"%s\": %m", kFencePath)));
+    fsync_fname(kLeaseDirectory, true);
+    generator.fenced_worker_id.store(kNoWorker);
+    ereport(LOG, (errmsg("snowflake: worker id %u adopted: this copy now issues ids under it",
+                         fenced),
+                  errdetail("The server this data directory was copied from must never issue "
+                            "ids under worker id %u again.",
+                            fenced)));
+    return fenced;
 }
 
 // At a clean shutdown, when every backend is gone, the lease shrinks to the
@@ -269,7 +328,7 @@ void shrink_lease_at_shutdown(int code, Datum) {
     const std::uint64_t last = generator.last_id.load();
     if (last == 0) return;  // nothing issued since start: the lease stays the floor
     write_lease(Lease{state->epoch_unix_ms, time_of(std::max(last, generator.floor_id.load())),
-                      generator.clock_high.load()},
+                      generator.clock_high.load(), generator.worker_id.load()},
                 LOG);
 }
 

@@ -14,15 +14,30 @@ extern "C" {
 using namespace snowflake;
 using namespace snowflake::pg;
 
-namespace {
-
-std::uint64_t id_or_refuse(std::int64_t id) {
+std::uint64_t snowflake::pg::id_or_refuse(std::int64_t id) {
     if (id < 0)
         ereport(ERROR, (errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
                         errmsg("snowflake id must not be negative: %lld",
                                static_cast<long long>(id))));
     return static_cast<std::uint64_t>(id);
 }
+
+Datum snowflake::pg::fields_datum(FunctionCallInfo fcinfo, TimestampTz ts, std::uint32_t worker_id,
+                                  std::uint32_t sequence) {
+    TupleDesc descriptor;
+    if (get_call_result_type(fcinfo, nullptr, &descriptor) != TYPEFUNC_COMPOSITE)
+        elog(ERROR, "snowflake: return type must be a row type");
+    descriptor = BlessTupleDesc(descriptor);
+    Datum values[3] = {
+        TimestampTzGetDatum(ts),
+        Int32GetDatum(static_cast<std::int32_t>(worker_id)),
+        Int32GetDatum(static_cast<std::int32_t>(sequence)),
+    };
+    bool nulls[3] = {};
+    return HeapTupleGetDatum(heap_form_tuple(descriptor, values, nulls));
+}
+
+namespace {
 
 std::uint64_t id_of_text(const char* input) {
     std::uint64_t id = 0;
@@ -63,17 +78,7 @@ TimestampTz timestamp_of(std::uint64_t id, std::int64_t epoch_ms) {
 
 Datum fields_of(FunctionCallInfo fcinfo, std::uint64_t id, std::int64_t epoch_ms) {
     const Fields fields = decompose(id);
-    TupleDesc descriptor;
-    if (get_call_result_type(fcinfo, nullptr, &descriptor) != TYPEFUNC_COMPOSITE)
-        elog(ERROR, "snowflake_decode: return type must be a row type");
-    descriptor = BlessTupleDesc(descriptor);
-    Datum values[3] = {
-        TimestampTzGetDatum(timestamp_of(id, epoch_ms)),
-        Int32GetDatum(static_cast<std::int32_t>(fields.worker_id)),
-        Int32GetDatum(static_cast<std::int32_t>(fields.sequence)),
-    };
-    bool nulls[3] = {};
-    return HeapTupleGetDatum(heap_form_tuple(descriptor, values, nulls));
+    return fields_datum(fcinfo, timestamp_of(id, epoch_ms), fields.worker_id, fields.sequence);
 }
 
 // The smallest id of the timestamp's millisecond; epoch_text names the epoch in errors.

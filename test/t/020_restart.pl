@@ -83,10 +83,10 @@ is($status, 't|t|t', 'snowflake_status: the lease covers the last id issued');
 # During a pause the lease writer keeps the lease ahead of the clock, not just
 # of the last id, for one lease span (2 s) after it, so that a call soon after
 # a pause does not wait on disk: the lease comes to reach further past the
-# last id than any extension for that id alone would (max_lead 1 s + span 2 s).
+# last id than any extension for that id alone would (the span, 2 s).
 ok( $node->poll_query_until(
 		'postgres', q{
-SELECT lease_until > snowflake_to_timestamp(last_id) + interval '3.5 s' FROM snowflake_status}),
+SELECT lease_until > snowflake_to_timestamp(last_id) + interval '2.5 s' FROM snowflake_status}),
 	'in a pause, the lease writer keeps the lease ahead of the clock');
 
 $node->stop;

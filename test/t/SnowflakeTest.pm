@@ -31,17 +31,18 @@ sub snowflake_node
 	return $node;
 }
 
-# The lease file of a node as a hash { epoch_unix_ms, lease_ms, clock_ms },
+# The lease file of a node (or another file in its format, such as
+# pg_snowflake/fence) as a hash { epoch_unix_ms, lease_ms, clock_ms, worker_id },
 # undef when there is none; dies when it is not exactly what the extension writes.
 sub read_lease
 {
-	my ($node) = @_;
-	my $path = $node->data_dir . '/pg_snowflake/lease';
+	my ($node, $file) = @_;
+	my $path = $node->data_dir . '/pg_snowflake/' . ($file // 'lease');
 	return undef unless -e $path;
 	my $text = slurp_file($path);
-	$text =~ /\Asnowflake lease 2\nepoch_unix_ms (\d+)\nlease_ms (\d+)\nclock_ms (\d+)\n\z/
+	$text =~ /\Asnowflake lease 3\nepoch_unix_ms (\d+)\nlease_ms (\d+)\nclock_ms (\d+)\nworker_id (\d+|none)\n\z/
 	  or die "unexpected lease file contents: \"$text\"";
-	return { epoch_unix_ms => $1, lease_ms => $2, clock_ms => $3 };
+	return { epoch_unix_ms => $1, lease_ms => $2, clock_ms => $3, worker_id => $4 };
 }
 
 # The pid of a node's running lease writer (a background worker with no

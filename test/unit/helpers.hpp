@@ -16,6 +16,7 @@ inline const char* status_name(Status s) {
         case Status::ClockBeforeEpoch: return "ClockBeforeEpoch";
         case Status::TimeExhausted: return "TimeExhausted";
         case Status::NoWorker: return "NoWorker";
+        case Status::Fenced: return "Fenced";
     }
     return "?";
 }

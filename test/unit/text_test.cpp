@@ -9,7 +9,7 @@
 namespace snowflake {
 
 void PrintTo(const Lease& l, std::ostream* os) {
-    *os << '{' << l.epoch_unix_ms << ", " << l.lease_ms << ", " << l.clock_ms << '}';
+    *os << '{' << l.epoch_unix_ms << ", " << l.lease_ms << ", " << l.clock_ms << ", " << l.worker_id << '}';
 }
 
 namespace {
@@ -163,8 +163,20 @@ bool parses(const std::string& text, Lease* out = nullptr) {
 }
 
 TEST(LeaseText, ExactFormat) {
+    EXPECT_EQ(formatted(Lease{kDefaultEpoch, 42, 40, 61}),
+              "snowflake lease 3\nepoch_unix_ms 1704067200000\nlease_ms 42\nclock_ms 40\nworker_id 61\n");
     EXPECT_EQ(formatted(Lease{kDefaultEpoch, 42, 40}),
-              "snowflake lease 2\nepoch_unix_ms 1704067200000\nlease_ms 42\nclock_ms 40\n");
+              "snowflake lease 3\nepoch_unix_ms 1704067200000\nlease_ms 42\nclock_ms 40\nworker_id none\n");
+}
+
+// Files written by earlier versions still read: no clock reading (0), no worker id.
+TEST(LeaseText, ReadsEarlierVersions) {
+    Lease lease{};
+    ASSERT_TRUE(parses("snowflake lease 1\nepoch_unix_ms 1704067200000\nlease_ms 1234\n", &lease));
+    EXPECT_EQ(lease, (Lease{kDefaultEpoch, 1234, 0, kNoWorker}));
+    ASSERT_TRUE(parses("snowflake lease 2\nepoch_unix_ms 1704067200000\nlease_ms 1234\nclock_ms 1200\n",
+                       &lease));
+    EXPECT_EQ(lease, (Lease{kDefaultEpoch, 1234, 1200, kNoWorker}));
 }
 
 class LeaseRoundTrip : public testing::TestWithParam<Lease> {};
@@ -177,19 +189,20 @@ TEST_P(LeaseRoundTrip, ParsesWhatItWrites) {
 
 INSTANTIATE_TEST_SUITE_P(Values, LeaseRoundTrip,
                          testing::Values(Lease{kDefaultEpoch, 0, 0}, Lease{kDefaultEpoch, 1, 0},
-                                         Lease{kDefaultEpoch, 123456789, 123446789},
+                                         Lease{kDefaultEpoch, 123456789, 123446789, 0},
+                                         Lease{kDefaultEpoch, 123456789, 123446789, 1023},
                                          Lease{kDefaultEpoch, kMaxTime, kMaxTime}, Lease{0, 0, 0},
                                          Lease{253402300799999, kMaxTime, 1},
                                          Lease{static_cast<std::int64_t>(kMaxId), 7, 5}));
 
 TEST(LeaseText, RejectsEveryTruncation) {
-    const std::string text = formatted(Lease{kDefaultEpoch, 1234, 1200});
+    const std::string text = formatted(Lease{kDefaultEpoch, 1234, 1200, 61});
     for (std::size_t n = 0; n < text.size(); ++n)
         EXPECT_FALSE(parses(text.substr(0, n))) << n;
 }
 
 TEST(LeaseText, RejectsEveryGarbledByte) {
-    const std::string text = formatted(Lease{kDefaultEpoch, 1234, 1200});
+    const std::string text = formatted(Lease{kDefaultEpoch, 1234, 1200, 61});
     for (std::size_t i = 0; i < text.size(); ++i) {
         for (const char c : {'x', ' ', '\0', '-'}) {
             if (text[i] == c) continue;
@@ -201,7 +214,7 @@ TEST(LeaseText, RejectsEveryGarbledByte) {
 }
 
 TEST(LeaseText, RejectsExtraOrDifferentText) {
-    const std::string text = formatted(Lease{kDefaultEpoch, 1234, 1200});
+    const std::string text = formatted(Lease{kDefaultEpoch, 1234, 1200, 61});
     for (const std::string& extra : {std::string("\n"), std::string(" "), std::string("0"),
                                      std::string("x"), std::string("\0", 1),
                                      std::string("\0junk", 5), std::string(200, '\n')}) {
@@ -209,7 +222,14 @@ TEST(LeaseText, RejectsExtraOrDifferentText) {
         EXPECT_FALSE(parses(extra + text)) << "prepended " << extra.size() << " bytes";
     }
     const char* const others[] = {
-        "snowflake lease 1\nepoch_unix_ms 1704067200000\nlease_ms 1234\n",  // version 1
+        "snowflake lease 4\nepoch_unix_ms 1704067200000\nlease_ms 1234\nclock_ms 1\nworker_id 1\n",
+        "snowflake lease 0\nepoch_unix_ms 1704067200000\nlease_ms 1234\n",
+        "snowflake lease 3\nepoch_unix_ms 1704067200000\nlease_ms 1234\nclock_ms 1\n",  // no worker
+        "snowflake lease 3\nepoch_unix_ms 1704067200000\nlease_ms 1234\nclock_ms 1\nworker_id 1024\n",
+        "snowflake lease 3\nepoch_unix_ms 1704067200000\nlease_ms 1234\nclock_ms 1\nworker_id -1\n",
+        "snowflake lease 3\nepoch_unix_ms 1704067200000\nlease_ms 1234\nclock_ms 1\nworker_id 01\n",
+        "snowflake lease 3\nepoch_unix_ms 1704067200000\nlease_ms 1234\nclock_ms 1\nworker_id none\nx",
+        "snowflake lease 2\nepoch_unix_ms 1704067200000\nlease_ms 1234\nclock_ms 1\nworker_id 1\n",
         "snowflake lease 2\nepoch_unix_ms 1704067200000\nlease_ms 1234\n",  // no clock
         "snowflake lease 2\nepoch_unix_ms 1704067200000\nlease_ms 1234\nclock_ms 01\n",
         "snowflake lease 2\nepoch_unix_ms 1704067200000\nlease_ms 1234\nclock_ms 2199023255552\n",

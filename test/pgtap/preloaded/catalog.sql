@@ -6,7 +6,7 @@ CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS snowflake;
 
 BEGIN;
-SELECT plan(125);
+SELECT plan(162);
 
 -- functions: name, arguments, result, volatility, strictness, parallel safety
 CREATE TEMP TABLE expected_function (name name, args name[], returns text, volatility text)
@@ -20,7 +20,13 @@ INSERT INTO expected_function VALUES
     ('snowflake_to_timestamp',   '{bigint}',        'timestamp with time zone', 'stable'),
     ('snowflake_to_timestamp',   '{bigint,timestamp with time zone}', 'timestamp with time zone', 'immutable'),
     ('snowflake_from_timestamp', '{timestamp with time zone}', 'bigint',        'stable'),
-    ('snowflake_from_timestamp', '{timestamp with time zone,timestamp with time zone}', 'bigint', 'immutable');
+    ('snowflake_from_timestamp', '{timestamp with time zone,timestamp with time zone}', 'bigint', 'immutable'),
+    ('snowflake_to_base32',      '{bigint}',        'text',          'immutable'),
+    ('snowflake_from_base32',    '{text}',          'bigint',        'immutable'),
+    ('snowflake_to_base62',      '{bigint}',        'text',          'immutable'),
+    ('snowflake_from_base62',    '{text}',          'bigint',        'immutable'),
+    ('snowflake_decode_as',      '{bigint,text}',   'snowflake_fields', 'immutable'),
+    ('snowflake_from_timestamp_as', '{timestamp with time zone,text}', 'bigint', 'immutable');
 
 SELECT has_function(name, args, format('function %s(%s) exists', name, array_to_string(args, ', ')))
   FROM expected_function ORDER BY name, args;
@@ -32,10 +38,26 @@ SELECT is(p.proparallel, 's', format('%s is PARALLEL SAFE', p.oid::regprocedure)
   JOIN pg_proc p ON p.oid = format('%I(%s)', e.name, array_to_string(e.args, ','))::regprocedure
  ORDER BY e.name, e.args;
 
+-- the adoption of a restored copy's worker id: writes a file, superusers only
+SELECT has_function('snowflake_adopt_worker_id', '{}'::name[], 'function snowflake_adopt_worker_id() exists');
+SELECT function_returns('snowflake_adopt_worker_id', '{}'::name[], 'integer');
+SELECT volatility_is('snowflake_adopt_worker_id', '{}'::name[], 'volatile');
+SELECT is(p.proparallel, 'u', 'snowflake_adopt_worker_id() is PARALLEL UNSAFE')
+  FROM pg_proc p WHERE p.oid = 'snowflake_adopt_worker_id()'::regprocedure;
+SELECT ok(NOT EXISTS (SELECT FROM pg_proc p, aclexplode(coalesce(p.proacl, acldefault('f', p.proowner))) a
+                       WHERE p.oid = 'snowflake_adopt_worker_id()'::regprocedure AND a.grantee = 0),
+          'PUBLIC may not call snowflake_adopt_worker_id()');
+
 SELECT columns_are('snowflake_fields', ARRAY['ts', 'worker_id', 'sequence'],
                    'snowflake_decode returns snowflake_fields (ts, worker_id, sequence)');
 SELECT hasnt_function('snowflake_decode', ARRAY['snowflake'],
                       'no snowflake overload of snowflake_decode: the bigint one serves both');
+SELECT is_empty(
+    $$SELECT p.oid::regprocedure FROM pg_proc p
+       WHERE p.proname ~ '^snowflake_(to|from)_base(32|62)$|_as$' AND p.proleakproof$$,
+    'text forms and layouts are not LEAKPROOF: bad input throws');
+SELECT hasnt_function('snowflake_to_base32', ARRAY['snowflake'],
+                      'no snowflake overload of snowflake_to_base32: the bigint one serves both');
 SELECT has_view('snowflake_status', 'view snowflake_status exists');
 SELECT columns_are('snowflake_status',
     ARRAY['worker_id', 'epoch', 'last_id', 'restart_floor', 'lead_ms', 'lease_until', 'clock_regressions',

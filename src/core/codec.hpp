@@ -1,0 +1,28 @@
+// Short text forms of an id: fixed width, so that sorting the text sorts the
+// ids. Pure C++, no PostgreSQL header; nothing here allocates or throws.
+#pragma once
+#include "text.hpp"
+
+#include <cstddef>
+#include <cstdint>
+
+namespace snowflake {
+
+// Crockford base32, 13 characters, upper case: 0123456789ABCDEFGHJKMNPQRSTVWXYZ.
+// Input is case-insensitive and reads I and L as 1, O as 0; hyphens, U and
+// anything else are refused. 13 characters hold 65 bits: a first character
+// above 7 is out of range (above 2^63-1).
+inline constexpr std::size_t kBase32Length = 13;
+// base62 in ASCII order (0-9, A-Z, a-z), 11 characters; case-sensitive.
+inline constexpr std::size_t kBase62Length = 11;
+
+// Write exactly the form's length of characters and a NUL; id <= kMaxId.
+void to_base32(std::uint64_t id, char* out) noexcept;
+void to_base62(std::uint64_t id, char* out) noexcept;
+
+// Syntax: not exactly the form's length of the form's characters.
+// OutOfRange: well formed, but above 2^63-1.
+ParseResult from_base32(const char* text, std::uint64_t& id) noexcept;
+ParseResult from_base62(const char* text, std::uint64_t& id) noexcept;
+
+}  // namespace snowflake

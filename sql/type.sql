@@ -620,12 +620,15 @@ DROP TABLE win_t;
 --
 -- Every object of the extension a user sees carries a COMMENT: this lists the
 -- members without one (it must be empty), and counts the members by kind.
+-- Objects made along with another (array types, a view's row type) depend on
+-- it internally and are not counted; they are members from PostgreSQL 17 on.
 --
 SELECT pg_describe_object(d.classid, d.objid, 0) AS without_comment
 FROM pg_depend d
 WHERE d.refclassid = 'pg_extension'::regclass
   AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'snowflake')
   AND d.deptype = 'e'
+  AND NOT EXISTS (SELECT FROM pg_depend i WHERE i.classid = d.classid AND i.objid = d.objid AND i.deptype = 'i')
   AND obj_description(d.objid, d.classid::regclass::name) IS NULL
 ORDER BY 1;
 SELECT d.classid::regclass AS kind, count(*) AS members
@@ -633,6 +636,7 @@ FROM pg_depend d
 WHERE d.refclassid = 'pg_extension'::regclass
   AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'snowflake')
   AND d.deptype = 'e'
+  AND NOT EXISTS (SELECT FROM pg_depend i WHERE i.classid = d.classid AND i.objid = d.objid AND i.deptype = 'i')
 GROUP BY 1 ORDER BY d.classid::regclass::text COLLATE "C";
 -- support functions sort apart: \df snowflake* lists only these
 SELECT p.oid::regprocedure AS listed_by_df_snowflake

@@ -5,6 +5,7 @@
 
 #include "../core/generator.hpp"
 #include "../core/text.hpp"
+#include "compat.hpp"
 
 extern "C" {
 #include "postgres.h"

@@ -45,7 +45,7 @@ get_relation_stats_hook_type previous_relation_stats_hook = nullptr;
 Oid remembered_type = InvalidOid;
 bool remembered_is_snowflake = false;
 
-void forget_type(Datum, int, uint32) { remembered_type = InvalidOid; }
+void forget_type(Datum, snowflake::pg::SyscacheId, uint32) { remembered_type = InvalidOid; }
 
 bool is_core_integer(Oid type) { return type == INT2OID || type == INT4OID || type == INT8OID; }
 
@@ -86,6 +86,10 @@ bool relation_stats(PlannerInfo* root, RangeTblEntry* rte, AttrNumber attnum,
     return found;
 }
 
+// A support function's "no change": a null pointer (typed, as PostgreSQL 19's
+// PointerGetDatum() takes no nullptr in C++).
+Datum unchanged() { return PointerGetDatum(static_cast<Node*>(nullptr)); }
+
 }  // namespace
 
 namespace snowflake::pg {
@@ -101,9 +105,9 @@ void install_estimate_hook() {
 // snowflake OP snowflake-constant -> snowflake OP bigint-constant (and mirrored).
 SNOWFLAKE_FUNCTION(snowflake_comparison_support) {
     Node* request = reinterpret_cast<Node*>(PG_GETARG_POINTER(0));
-    if (!IsA(request, SupportRequestSimplify)) PG_RETURN_POINTER(nullptr);
+    if (!IsA(request, SupportRequestSimplify)) return unchanged();
     FuncExpr* call = reinterpret_cast<SupportRequestSimplify*>(request)->fcall;
-    if (list_length(call->args) != 2) PG_RETURN_POINTER(nullptr);
+    if (list_length(call->args) != 2) return unchanged();
     Node* args[2] = {static_cast<Node*>(linitial(call->args)),
                      static_cast<Node*>(lsecond(call->args))};
     Oid types[2] = {exprType(args[0]), exprType(args[1])};
@@ -125,7 +129,7 @@ SNOWFLAKE_FUNCTION(snowflake_comparison_support) {
         types[i] = INT8OID;
         changed = true;
     }
-    if (!changed) PG_RETURN_POINTER(nullptr);
+    if (!changed) return unchanged();
 
     // The operator of the new types, in the schema of the one being simplified.
     const Oid current = get_func_namespace(call->funcid);
@@ -137,18 +141,18 @@ SNOWFLAKE_FUNCTION(snowflake_comparison_support) {
                      : strcmp(name, "_snowflake_gt") == 0 ? ">"
                      : strcmp(name, "_snowflake_ge") == 0 ? ">="
                                                           : nullptr;
-    if (op == nullptr) PG_RETURN_POINTER(nullptr);
+    if (op == nullptr) return unchanged();
     // Between two core integers the operator is core's (a bigint column
     // compared with a snowflake constant then also uses its index); otherwise
     // ours. A snowflake = stays as it is: it is the one that merges
     // equivalence classes.
     const bool core = is_core_integer(types[0]) && is_core_integer(types[1]);
-    if (!core && strcmp(op, "=") == 0) PG_RETURN_POINTER(nullptr);
+    if (!core && strcmp(op, "=") == 0) return unchanged();
     const Oid operator_oid = OpernameGetOprid(
         list_make2(makeString(core ? pstrdup("pg_catalog") : get_namespace_name(current)),
                    makeString(pstrdup(op))),
         types[0], types[1]);
-    if (!OidIsValid(operator_oid)) PG_RETURN_POINTER(nullptr);
+    if (!OidIsValid(operator_oid)) return unchanged();
     OpExpr* clause = reinterpret_cast<OpExpr*>(
         make_opclause(operator_oid, BOOLOID, false, reinterpret_cast<Expr*>(args[0]),
                       reinterpret_cast<Expr*>(args[1]), InvalidOid, call->inputcollid));

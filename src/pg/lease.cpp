@@ -13,9 +13,7 @@ extern "C" {
 #include "access/xlog.h"
 #include "access/xloginsert.h"
 #include "access/xlogreader.h"
-#if PG_VERSION_NUM >= 150000
 #include "access/xlog_internal.h"
-#endif
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "postmaster/bgworker.h"
@@ -97,10 +95,7 @@ bool write_lease(const Lease& lease, int elevel, const char* path = kLeasePath) 
     return durable_rename(temp_path, path, elevel) == 0;
 }
 
-// The WAL record: the lease as the primary wrote it. PostgreSQL 15+ only;
-// older servers keep the file alone (a promoted standby then relies on the
-// clock for ordering with its old primary's ids).
-#if PG_VERSION_NUM >= 150000
+// The WAL record: the lease as the primary wrote it.
 // RM_EXPERIMENTAL_ID until an id is reserved on the PostgreSQL wiki.
 constexpr RmgrId kRmgrId = RM_EXPERIMENTAL_ID;
 constexpr std::uint8_t kLeaseRecord = 0x00;
@@ -156,7 +151,6 @@ void lease_desc(StringInfo buffer, XLogReaderState* record) {
 const char* lease_identify(uint8 info) {
     return (info & ~XLR_INFO_MASK) == kLeaseRecord ? "LEASE" : nullptr;
 }
-#endif
 
 std::uint64_t now_since_epoch_ms(const SharedState& state) {
     const std::int64_t ms = unix_now_ms() - state.epoch_unix_ms;
@@ -176,9 +170,7 @@ void write_lease_once(SharedState& state, std::uint64_t target_ms) {
             const Lease lease{state.epoch_unix_ms, target_ms, generator.clock_high.load(),
                               generator.worker_id.load()};
             if (write_lease(lease, LOG)) {
-#if PG_VERSION_NUM >= 150000
                 log_lease(lease);
-#endif
                 // Published only once durable: no id beyond the file's mark is issued.
                 generator.lease_ms.store(lease.lease_ms, std::memory_order_release);
                 generator.lease_extensions.fetch_add(1, std::memory_order_relaxed);
@@ -341,7 +333,6 @@ void shrink_lease_at_shutdown(int code, Datum) {
 }
 
 void register_lease_wal() {
-#if PG_VERSION_NUM >= 150000
     static RmgrData rmgr = {
         .rm_name = "snowflake",
         .rm_redo = lease_redo,
@@ -349,7 +340,6 @@ void register_lease_wal() {
         .rm_identify = lease_identify,
     };
     RegisterCustomRmgr(kRmgrId, &rmgr);
-#endif
 }
 
 void register_lease_worker() {

@@ -32,9 +32,7 @@ constexpr std::int64_t kDefaultEpochUnixMs = 1704067200000;
 std::int64_t parsed_epoch_unix_ms = kDefaultEpochUnixMs;
 SharedState* shared = nullptr;
 shmem_startup_hook_type previous_shmem_startup_hook = nullptr;
-#if PG_VERSION_NUM >= 150000
 shmem_request_hook_type previous_shmem_request_hook = nullptr;
-#endif
 
 bool check_epoch(char** newval, void** extra, GucSource) {
     std::int64_t unix_ms;
@@ -45,7 +43,7 @@ bool check_epoch(char** newval, void** extra, GucSource) {
                             "such as '2024-01-01 00:00:00+00'.");
         return false;
     }
-    auto* parsed = static_cast<std::int64_t*>(malloc(sizeof(std::int64_t)));
+    auto* parsed = static_cast<std::int64_t*>(guc_extra_alloc(sizeof(std::int64_t)));
     if (parsed == nullptr) return false;
     *parsed = unix_ms;
     *extra = parsed;
@@ -102,19 +100,13 @@ void define_settings() {
     refuse_bad_setting_at_start("snowflake.epoch", epoch);
     refuse_bad_setting_at_start("snowflake.max_lead", max_lead);
     refuse_bad_setting_at_start("snowflake.lease_span", lease_span);
-#if PG_VERSION_NUM >= 150000
     MarkGUCPrefixReserved("snowflake");
-#else
-    EmitWarningsOnPlaceholders("snowflake");
-#endif
 }
 
 std::size_t shared_size() { return MAXALIGN(sizeof(SharedState)); }
 
 void request_shared_memory() {
-#if PG_VERSION_NUM >= 150000
     if (previous_shmem_request_hook) previous_shmem_request_hook();
-#endif
     RequestAddinShmemSpace(shared_size());
 }
 
@@ -161,12 +153,8 @@ void _PG_init(void) {
     define_settings();
     install_estimate_hook();  // estimates on snowflake columns, also when not preloaded
     if (!process_shared_preload_libraries_in_progress) return;
-#if PG_VERSION_NUM >= 150000
     previous_shmem_request_hook = shmem_request_hook;
     shmem_request_hook = request_shared_memory;
-#else
-    request_shared_memory();
-#endif
     previous_shmem_startup_hook = shmem_startup_hook;
     shmem_startup_hook = startup_shared_memory;
     register_lease_wal();

@@ -23,6 +23,13 @@ CREATE FUNCTION pg_temp.alter_system(setting text) RETURNS text LANGUAGE sql AS 
                        'ALTER SYSTEM ' || setting)
 $$;
 
+-- the range of a setting in ms as an error message gives it (with units from 17 on)
+CREATE FUNCTION pg_temp.range_ms(low int, high int) RETURNS text LANGUAGE sql AS $$
+    SELECT CASE WHEN current_setting('server_version_num')::int >= 170000
+                THEN format('(%s ms .. %s ms)', low, high)
+                ELSE format('(%s .. %s)', low, high) END
+$$;
+
 -- visible values
 SELECT is(current_setting('snowflake.worker_id'), '7', 'worker_id from postgresql.conf is 7');
 SELECT is(current_setting('snowflake.max_lead'), '1s', 'max_lead defaults to 1s');
@@ -87,13 +94,13 @@ SELECT throws_ok($$SELECT pg_temp.alter_system('SET snowflake.worker_id = ''x'''
                  'invalid value for parameter "snowflake.worker_id": "x"',
                  'ALTER SYSTEM SET snowflake.worker_id = ''x'' is refused');
 SELECT throws_ok($$SELECT pg_temp.alter_system('SET snowflake.max_lead = -1')$$, '22023',
-                 '-1 ms is outside the valid range for parameter "snowflake.max_lead" (0 .. 3600000)',
+                 '-1 ms is outside the valid range for parameter "snowflake.max_lead" ' || pg_temp.range_ms(0, 3600000),
                  'ALTER SYSTEM SET snowflake.max_lead = -1 is refused');
 SELECT throws_ok($$SELECT pg_temp.alter_system('SET snowflake.max_lead = 3600001')$$, '22023',
-                 '3600001 ms is outside the valid range for parameter "snowflake.max_lead" (0 .. 3600000)',
+                 '3600001 ms is outside the valid range for parameter "snowflake.max_lead" ' || pg_temp.range_ms(0, 3600000),
                  'ALTER SYSTEM SET snowflake.max_lead = 3600001 is refused');
 SELECT throws_ok($$SELECT pg_temp.alter_system('SET snowflake.max_lead = ''2h''')$$, '22023',
-                 '7200000 ms is outside the valid range for parameter "snowflake.max_lead" (0 .. 3600000)',
+                 '7200000 ms is outside the valid range for parameter "snowflake.max_lead" ' || pg_temp.range_ms(0, 3600000),
                  'ALTER SYSTEM SET snowflake.max_lead = ''2h'' is refused');
 SELECT throws_ok($$SELECT pg_temp.alter_system('SET snowflake.epoch = ''nonsense''')$$, '22023',
                  'invalid value for parameter "snowflake.epoch": "nonsense"',

@@ -1,0 +1,59 @@
+# Smoke test of a preloaded server, the first thing to fail on a new major
+# (test/run runs it on every tested one): ids under a non-default epoch, the
+# lease file, a clean restart and a crash restart (kill -9 of the lease writer,
+# a postmaster child: the postmaster resets shared memory), ids increasing
+# across both.
+use strict;
+use warnings FATAL => 'all';
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use SnowflakeTest;
+
+my $epoch_ms = 1685577600000;    # 2023-06-01 00:00:00 UTC
+my $node = snowflake_node('smoke', 3,
+	"snowflake.epoch = '2023-06-01 00:00:00+00'\nrestart_after_crash = on\n");
+$node->start;
+$node->safe_psql('postgres', q{
+CREATE EXTENSION snowflake;
+CREATE TABLE t (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), phase int NOT NULL);
+});
+
+# Inserts 1000 rows of a phase; returns their smallest and largest id.
+sub insert_phase
+{
+	my ($phase) = @_;
+	return split /\|/, $node->safe_psql('postgres', qq{
+INSERT INTO t (phase) SELECT $phase FROM generate_series(1, 1000);
+SELECT min(id), max(id) FROM t WHERE phase = $phase});
+}
+
+my ($min1, $max1) = insert_phase(1);
+cmp_ok($max1, '>', $min1, 'ids are generated and increase');
+is( $node->safe_psql('postgres', qq{
+SELECT d.worker_id = 3 AND abs(extract(epoch FROM d.ts - now())) < 60
+FROM snowflake_decode($max1) d}),
+	't', 'an id decodes to worker 3 and about now, under the configured epoch');
+my $lease = read_lease($node);
+ok(defined $lease, 'the lease file exists');
+is($lease->{epoch_unix_ms}, $epoch_ms, 'the lease names the configured epoch');
+cmp_ok($lease->{lease_ms}, '>=', time_of($max1), 'the lease covers every id issued');
+
+$node->restart;
+my ($min2, $max2) = insert_phase(2);
+cmp_ok($min2, '>', $max1, 'ids after a clean restart are greater than every id before');
+
+my $writer = lease_writer_pid($node);
+ok(defined $writer, 'the lease writer runs');
+my $log_offset = -s $node->logfile;
+kill 'KILL', $writer;
+$node->wait_for_log(qr/all server processes terminated; reinitializing/, $log_offset);
+$node->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
+  or die 'the node did not come back after the crash';
+my ($min3) = insert_phase(3);
+cmp_ok($min3, '>', $max2, 'ids after a crash restart are greater than every id before');
+is($node->safe_psql('postgres', 'SELECT count(DISTINCT id) FROM t'), '3000', 'no id repeats');
+
+$node->stop;
+done_testing();

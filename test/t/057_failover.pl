@@ -1,7 +1,8 @@
 # Failover, measured (SPEC §6): a primary under insert load is killed (kill -9
 # of the postmaster) and its streaming standby, whose clock is 5 s behind the
 # primary's (libfaketime), is promoted. Two clients log every id the primary
-# returned to them (INSERT ... RETURNING, autocommit: returned = committed).
+# returned to them (INSERT ... RETURNING, autocommit: returned = committed;
+# psql line-buffered, so that no id it got is lost in its buffer at the crash).
 #   - synchronous (remote_apply): no committed row is lost and every id the
 #     old primary committed is below every id of the new one;
 #   - asynchronous, with the walsender stopped (SIGSTOP) for 1 s before the
@@ -57,7 +58,7 @@ sub failover
 	my @clients = map {
 		my $out = '';
 		[ IPC::Run::start(
-				[ 'psql', '-XAtq', '-h', $primary->host, '-p', $primary->port, '-d', 'postgres', '-f', $inserts ],
+				[ 'stdbuf', '-oL', 'psql', '-XAtq', '-h', $primary->host, '-p', $primary->port, '-d', 'postgres', '-f', $inserts ],
 				'>', \$out, '2>', \my $err),
 			\$out ]
 	} 1 .. 2;
@@ -100,7 +101,7 @@ sub failover
 		returned => scalar @returned,
 		lost     => scalar @lost,
 		above    => scalar @above,
-		above_ms => time_of($max_returned) - time_of($first),
+		ahead_ms => time_of($max_returned) - time_of($first),
 		lost_ref => \@lost,
 		above_ref => \@above,
 	};
@@ -122,9 +123,10 @@ for my $span ('500ms', '2s', '10s')
 	push @measured, $m;
 }
 
-diag sprintf('%-16s %10s %10s %14s %22s', 'failover', 'committed', 'lost', 'ids >= new', 'max ahead of new (ms)');
-diag sprintf('%-16s %10d %10d %14d %22s', $_->{name}, $_->{returned}, $_->{lost}, $_->{above},
-	$_->{above} ? $_->{above_ms} : '-')
-  for @measured;
+# committed: ids the clients got; lost: of those, rows not on the new primary;
+# >= new: of those, ids at or above the new primary's first id; last old id:
+# its time minus the time of the new primary's first id.
+diag sprintf('%-12s %9s %6s %8s %16s', 'failover', 'committed', 'lost', '>= new', 'last old id (ms)');
+diag sprintf('%-12s %9d %6d %8d %+16d', @$_{qw(name returned lost above ahead_ms)}) for @measured;
 
 done_testing();

@@ -62,23 +62,21 @@ sub write_concurrently
 	}
 }
 
-# The count and a digest of a node's rows made under a worker id.
-sub rows_of
+# The count and a digest of the rows made under a worker id: the query, and
+# its result on a node.
+sub rows_query
 {
-	my ($node, $worker_id) = @_;
-	return $node->safe_psql('postgres',
-		"SELECT count(*) || ' ' || md5(coalesce(string_agg(id::text, ',' ORDER BY id), '')) FROM t "
-		  . "WHERE (snowflake_decode(id)).worker_id = $worker_id");
+	return "SELECT count(*) || ' ' || md5(coalesce(string_agg(id::text, ',' ORDER BY id), '')) FROM t "
+	  . "WHERE (snowflake_decode(id)).worker_id = $_[0]";
 }
+sub rows_of { return $_[0]->safe_psql('postgres', rows_query($_[1])); }
 
 # Waits until $to holds exactly the rows $from made under $worker_id.
 sub wait_for_rows
 {
 	my ($from, $to, $worker_id) = @_;
 	my $rows = rows_of($from, $worker_id);
-	$to->poll_query_until('postgres',
-		"SELECT count(*) || ' ' || md5(coalesce(string_agg(id::text, ',' ORDER BY id), '')) FROM t "
-		  . "WHERE (snowflake_decode(id)).worker_id = $worker_id", $rows)
+	$to->poll_query_until('postgres', rows_query($worker_id), $rows)
 	  or die $to->name . ' did not receive the rows of worker ' . $worker_id;
 	return $rows;
 }
@@ -121,6 +119,8 @@ sub no_conflicts
 			"SELECT string_agg(worker_id || ':' || rows, ' ' ORDER BY worker_id) FROM snowflake_workers('t')"),
 		join(' ', map { "$_:" . (split / /, rows_of($writers[ $_ - 1 ], $_))[0] } 1 .. 3),
 		'fan-in: snowflake_workers on the aggregator shows worker ids 1, 2 and 3 with their row counts, no other');
+	note "snowflake_workers('t') on the aggregator:\n"
+	  . $aggregator->safe_psql('postgres', "SELECT * FROM snowflake_workers('t')", extra_params => ['-P', 'format=aligned', '-P', 'tuples_only=off']);
 	is( $aggregator->safe_psql('postgres',
 			'SELECT sum(apply_error_count + sync_error_count) FROM pg_stat_subscription_stats'),
 		'0', 'fan-in: no apply or sync error counted');

@@ -55,12 +55,13 @@ sub failover
 		  . "ALTER SYSTEM SET synchronous_commit = remote_apply; SELECT pg_reload_conf()")
 	  if $sync;
 
+	# Each client writes the ids it gets to a file (a pipe would fill up).
 	my @clients = map {
-		my $out = '';
+		my $log = PostgreSQL::Test::Utils::tempdir() . "/ids_$_";
 		[ IPC::Run::start(
 				[ 'stdbuf', '-oL', 'psql', '-XAtq', '-h', $primary->host, '-p', $primary->port, '-d', 'postgres', '-f', $inserts ],
-				'>', \$out, '2>', \my $err),
-			\$out ]
+				'>', $log, '2>', \my $err),
+			$log ]
 	} 1 .. 2;
 
 	# Load flows and reaches the standby.
@@ -83,7 +84,7 @@ sub failover
 	for (@clients)
 	{
 		$_->[0]->finish;    # psql exits when the server is gone
-		push @returned, grep { /^\d+$/ } split /\n/, ${ $_->[1] };
+		push @returned, grep { /^\d+$/ } split /\n/, slurp_file($_->[1]);
 	}
 
 	$standby->promote;

@@ -231,3 +231,18 @@ DROP TABLE part_t, pk_t;
 SELECT * FROM snowflake_decode('7167350074945572864');
 SELECT snowflake_to_timestamp('7167350074945572864');
 SELECT snowflake_to_timestamp('-1');
+
+-- the fleet check: worker ids in a table's keys, rows and first/last time of
+-- each; NULL keys are skipped, names are quoted, the column may be snowflake
+CREATE SCHEMA "Fleet";
+CREATE TABLE "Fleet"."Agg" ("Key" snowflake, n integer);
+INSERT INTO "Fleet"."Agg"
+SELECT snowflake_from_timestamp('2024-06-10 00:00:00+00'::timestamptz + g * interval '1 min') | (w << 12) | g, g
+FROM (VALUES (2), (1023), (0)) AS w (w), generate_series(1, w % 5 + 1) g;
+INSERT INTO "Fleet"."Agg" VALUES (NULL, 0);
+SELECT * FROM snowflake_workers('"Fleet"."Agg"', 'Key');
+-- the default column is id
+CREATE TABLE "Fleet".t (id bigint DEFAULT snowflake_nextval());
+INSERT INTO "Fleet".t DEFAULT VALUES;
+SELECT worker_id, rows, first_ts = last_ts AS one_ms FROM snowflake_workers('"Fleet".t');
+DROP SCHEMA "Fleet" CASCADE;

@@ -813,3 +813,22 @@ CREATE FUNCTION snowflake_from_timestamp_as(ts timestamptz, layout text) RETURNS
     AS 'MODULE_PATHNAME', 'snowflake_from_timestamp_as' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION snowflake_decode_as(bigint, text) IS 'the time, worker (node, shard, machine) and sequence of another system''s id, under a named or custom layout';
 COMMENT ON FUNCTION snowflake_from_timestamp_as(timestamptz, text) IS 'the smallest id of the timestamp''s time unit under a named or custom layout: id >= from(t1) AND id < from(t2) selects [t1, t2)';
+
+-- the fleet check: which worker ids made the keys of a table (an aggregator
+-- of several nodes sees an unexpected or shared worker id). It reads the
+-- table, so STABLE, and PARALLEL RESTRICTED (a temporary table cannot be read
+-- in a parallel worker); it finds the extension's functions as the helpers
+-- above do.
+
+CREATE FUNCTION snowflake_workers(tbl regclass, col name DEFAULT 'id')
+    RETURNS TABLE (worker_id integer, rows bigint, first_ts timestamptz, last_ts timestamptz)
+    LANGUAGE plpgsql STABLE STRICT PARALLEL RESTRICTED SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    ext name := (SELECT e.extnamespace::regnamespace::name FROM pg_extension e WHERE e.extname = 'snowflake');
+BEGIN
+    RETURN QUERY EXECUTE format(
+        'SELECT (%1$I.snowflake_decode(k)).worker_id, count(*), %1$I.snowflake_to_timestamp(min(k)), %1$I.snowflake_to_timestamp(max(k))
+           FROM (SELECT %2$I::bigint AS k FROM %3$s WHERE %2$I IS NOT NULL) AS keys GROUP BY 1 ORDER BY 1',
+        ext, col, tbl);
+END $$;
+COMMENT ON FUNCTION snowflake_workers(regclass, name) IS 'the worker ids in a table''s snowflake keys, with how many rows each made and the times of its first and last: a fleet check for an aggregator of several nodes';

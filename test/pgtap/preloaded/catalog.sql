@@ -6,7 +6,7 @@ CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS snowflake;
 
 BEGIN;
-SELECT plan(162);
+SELECT plan(166);
 
 -- functions: name, arguments, result, volatility, strictness, parallel safety
 CREATE TEMP TABLE expected_function (name name, args name[], returns text, volatility text)
@@ -47,6 +47,13 @@ SELECT is(p.proparallel, 'u', 'snowflake_adopt_worker_id() is PARALLEL UNSAFE')
 SELECT ok(NOT EXISTS (SELECT FROM pg_proc p, aclexplode(coalesce(p.proacl, acldefault('f', p.proowner))) a
                        WHERE p.oid = 'snowflake_adopt_worker_id()'::regprocedure AND a.grantee = 0),
           'PUBLIC may not call snowflake_adopt_worker_id()');
+
+-- the fleet check: reads a table (STABLE), a temporary one too (PARALLEL RESTRICTED)
+SELECT has_function('snowflake_workers', '{regclass,name}'::name[], 'function snowflake_workers(regclass, name) exists');
+SELECT function_returns('snowflake_workers', '{regclass,name}'::name[], 'setof record');
+SELECT volatility_is('snowflake_workers', '{regclass,name}'::name[], 'stable');
+SELECT is(p.proparallel, 'r', 'snowflake_workers(regclass, name) is PARALLEL RESTRICTED')
+  FROM pg_proc p WHERE p.oid = 'snowflake_workers(regclass,name)'::regprocedure;
 
 SELECT columns_are('snowflake_fields', ARRAY['ts', 'worker_id', 'sequence'],
                    'snowflake_decode returns snowflake_fields (ts, worker_id, sequence)');

@@ -38,8 +38,16 @@ unit: $(GTEST_BIN) $(GTEST_BIN)-tsan $(GTEST_BIN)-asan
 	./$(GTEST_BIN)-asan --gtest_brief=1
 	./$(GTEST_BIN)
 
-bench:
-	bash test/bench/run
+# Google Benchmark of the core alone (no server), then the server benchmark.
+BENCH_CORE = test/bench/core_bench
+$(BENCH_CORE): test/bench/core.cpp src/core/*.hpp
+	$(CXX) -std=c++20 -O2 -g -Wall -Wextra -pthread -o $@ test/bench/core.cpp -lbenchmark
 
-.PHONY: unit bench
-EXTRA_CLEAN = $(GTEST_BIN) $(GTEST_BIN)-tsan $(GTEST_BIN)-asan tmp_check results regression.diffs regression.out
+bench-core: $(BENCH_CORE)
+	./$(BENCH_CORE)
+
+bench: $(BENCH_CORE)
+	BENCH_CORE=$(abspath $(BENCH_CORE)) bash test/bench/run
+
+.PHONY: unit bench bench-core
+EXTRA_CLEAN = $(BENCH_CORE) $(GTEST_BIN) $(GTEST_BIN)-tsan $(GTEST_BIN)-asan tmp_check results regression.diffs regression.out

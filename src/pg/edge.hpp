@@ -3,6 +3,7 @@
 // skips one; SNOWFLAKE_FUNCTION is the one place exceptions are stopped.
 #pragma once
 
+#include "../core/clock.hpp"
 #include "../core/generator.hpp"
 #include "../core/text.hpp"
 #include "compat.hpp"
@@ -63,8 +64,6 @@ void install_estimate_hook();
 
 inline constexpr std::int64_t kUnixToPostgresMs = 946684800000;  // 1970 -> 2000 epoch
 
-std::int64_t unix_now_us() noexcept;
-inline std::int64_t unix_now_ms() noexcept { return unix_now_us() / 1000; }
 inline TimestampTz timestamptz_of_unix_ms(std::int64_t unix_ms) {
     return (unix_ms - kUnixToPostgresMs) * 1000;
 }

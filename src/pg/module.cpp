@@ -15,7 +15,6 @@ void _PG_init(void);
 
 #include <new>
 
-#include <time.h>
 
 namespace snowflake::pg {
 
@@ -136,12 +135,6 @@ SharedState* shared_state() { return shared; }
 Config generator_config() {
     return Config{shared->epoch_unix_ms, static_cast<std::uint64_t>(max_lead_setting),
                   static_cast<std::uint64_t>(lease_span_setting)};
-}
-
-std::int64_t unix_now_us() noexcept {
-    struct timespec now;
-    clock_gettime(CLOCK_REALTIME, &now);
-    return std::int64_t{now.tv_sec} * 1000000 + now.tv_nsec / 1000;
 }
 
 }  // namespace snowflake::pg

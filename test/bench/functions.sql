@@ -33,13 +33,22 @@ $$;
 -- then times `query` at once, in the same call, so that the clock gets no
 -- time to refill the lead in between. Also reports the lead before and
 -- after and how many calls waited for the clock.
+-- This backend's CPU time (user + system) in clock ticks, from /proc/self/stat
+-- (fields 14 and 15; the command name before them may hold spaces).
+CREATE FUNCTION bench_cpu_ticks() RETURNS bigint LANGUAGE sql AS $$
+    SELECT f[12]::bigint + f[13]::bigint
+      FROM regexp_split_to_array(substring(pg_read_file('/proc/self/stat') FROM '\) (.*)$'), ' ') f
+$$;
+
 CREATE PROCEDURE bench_at_cap(query text, warmup bigint,
                               INOUT elapsed_ms float8 DEFAULT NULL, INOUT warmup_ids bigint DEFAULT NULL,
                               INOUT warmup_ms float8 DEFAULT NULL, INOUT lead_before bigint DEFAULT NULL,
-                              INOUT lead_after bigint DEFAULT NULL, INOUT waited bigint DEFAULT NULL)
+                              INOUT lead_after bigint DEFAULT NULL, INOUT waited bigint DEFAULT NULL,
+                              INOUT cpu_ticks bigint DEFAULT NULL)
 LANGUAGE plpgsql AS $$
 DECLARE
     t0 timestamptz;
+    ticks0 bigint;
     waits0 bigint;
     max_lead bigint := (SELECT setting::bigint FROM pg_settings WHERE name = 'snowflake.max_lead');
 BEGIN
@@ -55,9 +64,11 @@ BEGIN
     END LOOP;
     warmup_ms := extract(epoch FROM clock_timestamp() - t0) * 1000;
     SELECT lead_ms, waits INTO lead_before, waits0 FROM snowflake_status();
+    ticks0 := bench_cpu_ticks();
     t0 := clock_timestamp();
     EXECUTE query;
     elapsed_ms := extract(epoch FROM clock_timestamp() - t0) * 1000;
+    cpu_ticks := bench_cpu_ticks() - ticks0;
     SELECT lead_ms, waits - waits0 INTO lead_after, waited FROM snowflake_status();
 END
 $$;

@@ -1,0 +1,53 @@
+// The system clock, and a precise wait for the next millisecond. Pure C++
+// (POSIX clocks), no PostgreSQL header.
+#pragma once
+#include <cstdint>
+#include <ctime>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
+
+namespace snowflake {
+
+inline std::int64_t unix_now_us() noexcept {
+    timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    return std::int64_t{now.tv_sec} * 1000000 + now.tv_nsec / 1000;
+}
+inline std::int64_t unix_now_ms() noexcept { return unix_now_us() / 1000; }
+
+// How long before a deadline the sleep ends and the spin begins: the kernel
+// wakes a sleeper late, by the timer slack (50 us by default, cut to 1 us for
+// the waiting thread here) and the scheduler's latency (measured on a 2-core
+// VM: 41 us median, 61 us at p90, 92 us at p99); a relative sleep would add
+// the time spent before it. Each wait at the lead limit burns about this much
+// CPU: 10% of a core at the cap, where the backend is busy anyway.
+inline constexpr std::int64_t kSpinUs = 100;
+
+// Waits until the clock reads `deadline_us` (us since 1970): sleeps to an
+// absolute deadline kSpinUs before it, then spins on the clock. Returns false
+// when woken before that (a signal, or the clock stepped back while
+// sleeping), so that the caller can check its interrupts and ask again.
+inline bool sleep_until_us(std::int64_t deadline_us) noexcept {
+    std::int64_t left = deadline_us - unix_now_us();
+    if (left > kSpinUs) {
+#ifdef __linux__
+        thread_local bool slack_cut = prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL) == 0;
+        (void)slack_cut;
+#endif
+        const std::int64_t wake_us = deadline_us - kSpinUs;
+        const timespec wake{static_cast<time_t>(wake_us / 1000000), static_cast<long>(wake_us % 1000000 * 1000)};
+        if (clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME, &wake, nullptr) != 0) return false;
+        left = deadline_us - unix_now_us();
+        if (left > kSpinUs) return false;
+    }
+    while (left > 0) {
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
+        left = deadline_us - unix_now_us();
+    }
+    return true;
+}
+
+}  // namespace snowflake

@@ -18,7 +18,7 @@ DROP ROLE IF EXISTS snowflake_hijacker;
 CREATE ROLE snowflake_hijacker;
 
 BEGIN;
-SELECT plan(55);
+SELECT plan(59);
 SET LOCAL search_path = public, pg_catalog;
 
 -- the extension's functions by language
@@ -308,6 +308,26 @@ SELECT is(c.result, e.result, format('%s, %s: %s', c.tag, c.fn, c.label))
 SELECT is(result, 'public.snowflake_nextval() bigint bigint',
           format('%s: the converted key defaults to public.snowflake_nextval(), the referencing column is widened', tag))
   FROM result WHERE kind = 'default' ORDER BY tag;
+
+-- 6. the dynamic SQL quotes the extension's schema and the tables' names once,
+--    whatever they hold
+CREATE SCHEMA "Snow ""Flake""; --";
+ALTER EXTENSION snowflake SET SCHEMA "Snow ""Flake""; --";
+CREATE SCHEMA "Part ""S""";
+CREATE TABLE "Part ""S"""."Keys ""K""" ("the ""id""" serial PRIMARY KEY);
+CREATE TABLE "Part ""S"""."Parts ""P""" (id bigint) PARTITION BY RANGE (id);
+SELECT public.is("Snow ""Flake""; --".snowflake_id_span('1 day'), 86400000::bigint << 22,
+                 'snowflake_id_span() from a schema whose name needs quoting');
+SELECT public.is(("Snow ""Flake""; --".snowflake_create_partition('"Part ""S"""."Parts ""P"""', '2024-07-01 12:00:00+00'))::text,
+                 '"Part ""S"""."Parts ""P""_20240701"', 'snowflake_create_partition() of a table whose names need quoting');
+SELECT public.is((SELECT array_agg(statement ORDER BY step) FROM "Snow ""Flake""; --".snowflake_convert_column('"Part ""S"""."Keys ""K"""', 'the "id"')),
+                 ARRAY['ALTER TABLE "Part ""S"""."Keys ""K""" ALTER COLUMN "the ""id""" DROP DEFAULT',
+                       'ALTER TABLE "Part ""S"""."Keys ""K""" ALTER COLUMN "the ""id""" TYPE bigint',
+                       'ALTER TABLE "Part ""S"""."Keys ""K""" ALTER COLUMN "the ""id""" SET DEFAULT "Snow ""Flake""; --".snowflake_nextval()',
+                       'DROP SEQUENCE "Part ""S"""."Keys ""K""_the ""id""_seq"'],
+                 'snowflake_convert_column() of a column whose names need quoting');
+INSERT INTO "Part ""S"""."Keys ""K""" DEFAULT VALUES;
+SELECT public.is(worker_id, 7, 'snowflake_workers() of it') FROM "Snow ""Flake""; --".snowflake_workers('"Part ""S"""."Keys ""K"""', 'the "id"');
 
 SELECT * FROM finish();
 ROLLBACK;

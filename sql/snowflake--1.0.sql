@@ -457,7 +457,7 @@ CREATE FUNCTION snowflake_convert_column(tbl regclass, col name, dry_run boolean
     LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
 #variable_conflict use_column
 DECLARE
-    ext name := (SELECT e.extnamespace::regnamespace::name FROM pg_extension e WHERE e.extname = 'snowflake');
+    ext name := (SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'snowflake');
     key_rel pg_class;
     key_att pg_attribute;
     key_default pg_attrdef;
@@ -498,8 +498,8 @@ BEGIN
     -- the key and every column whose foreign key references a column of the
     -- set, recursively (multi-level and self references), on partitioned
     -- tables at their root
-    CREATE TEMP TABLE _snowflake_convert_plan (relid regclass, attname name, typid regtype, widen boolean);
-    INSERT INTO _snowflake_convert_plan
+    CREATE TEMP TABLE pg_temp._snowflake_convert_plan (relid regclass, attname name, typid regtype, widen boolean);
+    INSERT INTO pg_temp._snowflake_convert_plan
     WITH RECURSIVE closure(relid, attname) AS (
         SELECT tbl::oid, col
         UNION
@@ -514,10 +514,10 @@ BEGIN
     SELECT c.relid, c.attname, a.atttypid, a.atttypid IN ('smallint'::regtype, 'integer'::regtype)
       FROM closure c JOIN pg_attribute a ON a.attrelid = c.relid AND a.attname = c.attname;
     -- with their partitions and inheritance children, at every level
-    CREATE TEMP TABLE _snowflake_convert_family (root regclass, relid regclass);
-    INSERT INTO _snowflake_convert_family
+    CREATE TEMP TABLE pg_temp._snowflake_convert_family (root regclass, relid regclass);
+    INSERT INTO pg_temp._snowflake_convert_family
     WITH RECURSIVE family(root, relid) AS (
-        SELECT relid, relid FROM _snowflake_convert_plan
+        SELECT relid, relid FROM pg_temp._snowflake_convert_plan
         UNION
         SELECT f.root, i.inhrelid FROM pg_inherits i JOIN family f ON i.inhparent = f.relid)
     SELECT root, relid FROM family;
@@ -540,11 +540,11 @@ BEGIN
                  WHERE d.refclassid = 'pg_class'::regclass AND d.refobjid = key_sequence
                    AND NOT (d.classid = 'pg_attrdef'::regclass AND d.objid IN (
                        SELECT ad.oid FROM pg_attrdef ad JOIN pg_attribute a ON a.attrelid = ad.adrelid AND a.attnum = ad.adnum
-                        WHERE a.attname = col AND ad.adrelid IN (SELECT relid FROM _snowflake_convert_family WHERE root = tbl))));
+                        WHERE a.attname = col AND ad.adrelid IN (SELECT relid FROM pg_temp._snowflake_convert_family WHERE root = tbl))));
     END IF;
 
     FOR blocker IN
-        SELECT p.relid, p.attname, rel.relowner FROM _snowflake_convert_plan p JOIN pg_class rel ON rel.oid = p.relid
+        SELECT p.relid, p.attname, rel.relowner FROM pg_temp._snowflake_convert_plan p JOIN pg_class rel ON rel.oid = p.relid
          WHERE p.widen AND NOT pg_has_role(rel.relowner, 'USAGE')
     LOOP
         RAISE EXCEPTION 'column "%" of table % references %.%, and is to be widened to bigint, but you do not own %',
@@ -554,12 +554,12 @@ BEGIN
     -- when converting, the locks the ALTERs take are taken before the checks,
     -- so that nothing checked changes before it is altered
     IF NOT dry_run THEN
-        FOR widened IN SELECT DISTINCT relid FROM _snowflake_convert_plan WHERE widen OR relid = tbl ORDER BY relid LOOP
+        FOR widened IN SELECT DISTINCT relid FROM pg_temp._snowflake_convert_plan WHERE widen OR relid = tbl ORDER BY relid LOOP
             EXECUTE format('LOCK TABLE %s IN ACCESS EXCLUSIVE MODE', widened.relid);
         END LOOP;
     END IF;
     FOR blocker IN
-        SELECT p.relid, p.attname FROM _snowflake_convert_plan p
+        SELECT p.relid, p.attname FROM pg_temp._snowflake_convert_plan p
           JOIN pg_partitioned_table pt ON pt.partrelid = p.relid
           JOIN pg_attribute a ON a.attrelid = p.relid AND a.attname = p.attname
          WHERE p.widen AND a.attnum = ANY (pt.partattrs)
@@ -570,8 +570,8 @@ BEGIN
     END LOOP;
     FOR blocker IN
         SELECT DISTINCT p.relid, p.attname, pg_describe_object(d.classid, d.objid, 0) AS what
-          FROM _snowflake_convert_plan p
-          JOIN _snowflake_convert_family f ON f.root = p.relid
+          FROM pg_temp._snowflake_convert_plan p
+          JOIN pg_temp._snowflake_convert_family f ON f.root = p.relid
           JOIN pg_attribute a ON a.attrelid = f.relid AND a.attname = p.attname
           JOIN pg_depend d ON d.refclassid = 'pg_class'::regclass AND d.refobjid = f.relid AND d.refobjsubid = a.attnum
          WHERE p.widen
@@ -613,7 +613,7 @@ BEGIN
     -- one ALTER TABLE per table (one rewrite), the key's table first
     FOR widened IN
         SELECT relid, string_agg(format('ALTER COLUMN %I TYPE bigint', attname), ', ' ORDER BY attname) AS clauses
-          FROM _snowflake_convert_plan WHERE widen
+          FROM pg_temp._snowflake_convert_plan WHERE widen
          GROUP BY relid ORDER BY relid <> tbl, relid::text
     LOOP
         step := step + 1;
@@ -621,19 +621,19 @@ BEGIN
         statements := statements || stmt;
         RETURN QUERY
             SELECT step, p.relid, p.attname, p.typid, 'bigint'::regtype, 'widen', stmt, 'ACCESS EXCLUSIVE', true
-              FROM _snowflake_convert_plan p WHERE p.relid = widened.relid AND p.widen ORDER BY p.attname;
+              FROM pg_temp._snowflake_convert_plan p WHERE p.relid = widened.relid AND p.widen ORDER BY p.attname;
         -- the foreign keys on the widened columns are dropped and made again,
         -- with their names, and checked: the referencing table is locked too
         RETURN QUERY
             SELECT step, fk.conrelid::regclass, fa.attname, fa.atttypid::regtype, fa.atttypid::regtype,
                    format('foreign key %I checked again', fk.conname), stmt, 'ACCESS EXCLUSIVE', false
-              FROM _snowflake_convert_plan p
+              FROM pg_temp._snowflake_convert_plan p
               JOIN pg_attribute ka ON ka.attrelid = p.relid AND ka.attname = p.attname
               JOIN pg_constraint fk ON fk.contype = 'f' AND fk.conparentid = 0 AND fk.confrelid = p.relid
               CROSS JOIN LATERAL generate_subscripts(fk.confkey, 1) AS i
               JOIN pg_attribute fa ON fa.attrelid = fk.conrelid AND fa.attnum = fk.conkey[i]
              WHERE p.relid = widened.relid AND p.widen AND fk.confkey[i] = ka.attnum
-               AND NOT EXISTS (SELECT FROM _snowflake_convert_plan w
+               AND NOT EXISTS (SELECT FROM pg_temp._snowflake_convert_plan w
                                 WHERE w.relid = fk.conrelid AND w.attname = fa.attname AND w.widen)
              ORDER BY 2, 3;
     END LOOP;
@@ -657,7 +657,7 @@ BEGIN
             EXECUTE stmt;
         END LOOP;
     END IF;
-    DROP TABLE _snowflake_convert_plan, _snowflake_convert_family;
+    DROP TABLE pg_temp._snowflake_convert_plan, pg_temp._snowflake_convert_family;
 END $$;
 COMMENT ON FUNCTION snowflake_convert_column(regclass, name, boolean) IS 'turns a serial, identity or nextval() key into bigint DEFAULT snowflake_nextval(), widening the foreign keys that reference it; a row per step; dry_run shows the statements only';
 
@@ -722,7 +722,7 @@ COMMENT ON FUNCTION snowflake_partitions_older_than(regclass, interval) IS 'the 
 CREATE FUNCTION snowflake_create_partition(parent regclass, ts timestamptz, unit text DEFAULT 'day') RETURNS regclass
     LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
-    ext name := (SELECT e.extnamespace::regnamespace::name FROM pg_extension e WHERE e.extname = 'snowflake');
+    ext name := (SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'snowflake');
     key_type regtype;
     bounds record;
     schema_name name;
@@ -740,10 +740,10 @@ BEGIN
             USING ERRCODE = 'datatype_mismatch';
     END IF;
     EXECUTE format('SELECT * FROM %I.snowflake_partition_bounds($1, $2)', ext) INTO bounds USING ts, unit;
-    SELECT relnamespace::regnamespace::name, relname || '_' || to_char(bounds.from_ts AT TIME ZONE 'UTC',
+    SELECT n.nspname, c.relname || '_' || to_char(bounds.from_ts AT TIME ZONE 'UTC',
                CASE unit WHEN 'hour' THEN 'YYYYMMDD"_"HH24' WHEN 'day' THEN 'YYYYMMDD' WHEN 'week' THEN 'IYYY"w"IW'
                          WHEN 'month' THEN 'YYYYMM' ELSE 'YYYY' END)
-      INTO schema_name, partition_name FROM pg_class WHERE oid = parent;
+      INTO schema_name, partition_name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = parent;
     IF octet_length(partition_name) >= 64 THEN  -- NAMEDATALEN
         RAISE EXCEPTION 'partition name "%" is too long', partition_name USING ERRCODE = 'name_too_long';
     END IF;
@@ -767,7 +767,7 @@ COMMENT ON FUNCTION snowflake_create_partition(regclass, timestamptz, text) IS '
 CREATE FUNCTION snowflake_id_span(span interval) RETURNS bigint
     LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
-    ext name := (SELECT e.extnamespace::regnamespace::name FROM pg_extension e WHERE e.extname = 'snowflake');
+    ext name := (SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'snowflake');
     span_ms numeric := extract(epoch FROM span) * 1000;
     epoch_ms numeric;
 BEGIN
@@ -824,7 +824,7 @@ CREATE FUNCTION snowflake_workers(tbl regclass, col name DEFAULT 'id')
     RETURNS TABLE (worker_id integer, rows bigint, first_ts timestamptz, last_ts timestamptz)
     LANGUAGE plpgsql STABLE STRICT PARALLEL RESTRICTED SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
-    ext name := (SELECT e.extnamespace::regnamespace::name FROM pg_extension e WHERE e.extname = 'snowflake');
+    ext name := (SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'snowflake');
 BEGIN
     RETURN QUERY EXECUTE format(
         'SELECT (%1$I.snowflake_decode(k)).worker_id, count(*), %1$I.snowflake_to_timestamp(min(k)), %1$I.snowflake_to_timestamp(max(k))

@@ -1,7 +1,11 @@
--- What a non-superuser may do: a member of pg_monitor reads the status view
--- (and the function behind it); a role without it cannot. Neither can change
--- any snowflake setting, and snowflake_nextvals(n) holds its per-call bound
--- for everyone. Runs on the preloaded instance.
+-- What a non-superuser may do (README "Privileges"): PUBLIC executes every
+-- function of the extension but snowflake_status() (pg_monitor) and
+-- snowflake_adopt_worker_id() (superusers, or whom they grant it); a member of
+-- pg_monitor reads the status view (and the function behind it); a role
+-- without it cannot. Neither can change any snowflake setting, and
+-- snowflake_nextvals(n) holds its per-call bound for everyone. The helpers
+-- that alter or read a table do so as their caller: a role that does not own
+-- the table (or may not read it) is refused. Runs on the preloaded instance.
 --
 -- ALTER SYSTEM cannot run in a transaction block (pgTAP's throws_ok is one),
 -- so it goes through dblink_exec on a second connection, logged in as the role
@@ -16,7 +20,36 @@ CREATE ROLE snowflake_monitor LOGIN IN ROLE pg_monitor;
 CREATE ROLE snowflake_plain LOGIN;
 
 BEGIN;
-SELECT plan(21);
+SELECT plan(33);
+
+-- the catalog: who may execute what
+SELECT set_eq(
+    $$SELECT p.oid::regprocedure FROM pg_depend d JOIN pg_proc p ON p.oid = d.objid
+       WHERE d.classid = 'pg_proc'::regclass AND d.deptype = 'e'
+         AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'snowflake')
+         AND NOT has_function_privilege('snowflake_plain', p.oid, 'EXECUTE')$$,
+    ARRAY['snowflake_status()'::regprocedure, 'snowflake_adopt_worker_id()'::regprocedure],
+    'a role without privileges may execute every function of the extension but snowflake_status() and snowflake_adopt_worker_id()');
+SELECT results_eq(
+    $$SELECT has_function_privilege('pg_monitor', 'snowflake_status()', 'EXECUTE'),
+             has_function_privilege('pg_monitor', 'snowflake_adopt_worker_id()', 'EXECUTE')$$,
+    $$VALUES (true, false)$$,
+    'pg_monitor may execute snowflake_status(), not snowflake_adopt_worker_id()');
+SELECT results_eq(
+    $$SELECT c.oid::regclass, has_table_privilege('snowflake_plain', c.oid, 'SELECT'),
+             has_table_privilege('pg_monitor', c.oid, 'SELECT')
+        FROM pg_depend d JOIN pg_class c ON c.oid = d.objid
+       WHERE d.classid = 'pg_class'::regclass AND d.deptype = 'e'
+         AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'snowflake')$$,
+    $$VALUES ('snowflake_status'::regclass, false, true)$$,
+    'the one relation of the extension, the status view: pg_monitor may read it, PUBLIC may not');
+
+-- tables of the superuser's, for the helpers that alter or read a table
+CREATE TABLE priv_owned (id serial PRIMARY KEY);
+CREATE TABLE priv_parts (id bigint) PARTITION BY RANGE (id);
+CREATE TABLE priv_plain_key (id bigint PRIMARY KEY);
+ALTER TABLE priv_plain_key OWNER TO snowflake_plain;
+CREATE TABLE priv_plain_ref (id integer REFERENCES priv_plain_key);
 
 CREATE TEMP TABLE setting_name AS
     SELECT name, setting FROM pg_settings WHERE name LIKE 'snowflake.%';
@@ -54,12 +87,32 @@ SELECT is((SELECT count(*)::int FROM snowflake_nextvals(1000000)), 1000000,
 SELECT throws_ok(format('SET %s = %L', name, setting), NULL, NULL, format('SET %s is refused', name))
   FROM setting_name ORDER BY name;
 
+SELECT throws_ok('SELECT snowflake_adopt_worker_id()', '42501', NULL,
+                 'a pg_monitor member cannot call snowflake_adopt_worker_id()');
+
 -- a role without pg_monitor
 SET LOCAL ROLE snowflake_plain;
 SELECT throws_ok('SELECT * FROM snowflake_status', '42501', NULL,
                  'a role outside pg_monitor cannot read the status view');
 SELECT throws_ok('SELECT * FROM snowflake_status()', '42501', NULL,
                  'nor call snowflake_status()');
+SELECT throws_ok('SELECT snowflake_adopt_worker_id()', '42501', NULL,
+                 'nor snowflake_adopt_worker_id()');
+SELECT is((snowflake_decode(snowflake_nextval())).worker_id, current_setting('snowflake.worker_id')::int,
+          'it makes ids and decodes them');
+SELECT throws_ok($$SELECT * FROM snowflake_convert_column('priv_owned', 'id')$$, '42501',
+                 'must be owner of table public.priv_owned', 'snowflake_convert_column() refuses a table it does not own');
+SELECT throws_ok($$SELECT * FROM snowflake_convert_column('priv_owned', 'id', dry_run => true)$$, '42501',
+                 'must be owner of table public.priv_owned', 'even for a dry run');
+SELECT throws_ok($$SELECT * FROM snowflake_convert_column('priv_plain_key', 'id')$$, '42501',
+                 'column "id" of table public.priv_plain_ref references public.priv_plain_key.id, and is to be widened to bigint, but you do not own public.priv_plain_ref',
+                 'or a table of its own that a table it does not own references with a column to widen');
+SELECT throws_ok($$SELECT snowflake_create_partition('priv_parts', '2024-07-01 00:00:00+00')$$, '42501', NULL,
+                 'snowflake_create_partition() refuses a table it does not own');
+SELECT throws_ok($$SELECT * FROM snowflake_workers('priv_owned')$$, '42501', NULL,
+                 'snowflake_workers() refuses a table it may not read');
+SELECT is_empty($$SELECT * FROM snowflake_partitions('priv_parts')$$,
+                'snowflake_partitions() reads the catalog only, which every role may read');
 RESET ROLE;
 
 SELECT * FROM finish();

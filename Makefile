@@ -38,6 +38,34 @@ unit: $(GTEST_BIN) $(GTEST_BIN)-tsan $(GTEST_BIN)-asan
 	./$(GTEST_BIN)-asan --gtest_brief=1
 	./$(GTEST_BIN)
 
+# libFuzzer targets for every parser of the core (test/fuzz/*_fuzz.cpp), with
+# Debian's clang under the address and undefined-behaviour sanitizers. Each runs
+# FUZZ_RUNS executions (and, if FUZZ_SECONDS is set, at most that many seconds)
+# from a copy of its seeds (test/fuzz/corpus/<name>): new inputs go to a
+# temporary directory, never into the tree; a crashing input is kept as
+# test/fuzz/<name>_fuzz.crash-<sha1>. Short run: make fuzz FUZZ_SECONDS=10
+FUZZ_TARGETS = id timestamp lease base32 base62 layout
+FUZZ_BINS = $(FUZZ_TARGETS:%=test/fuzz/%_fuzz)
+FUZZ_CXX = clang++ -std=c++20 -g -O1 -Wall -Wextra -Wno-string-concatenation -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+FUZZ_RUNS = 10000000
+FUZZ_SECONDS = 0
+test/fuzz/%_fuzz: test/fuzz/%_fuzz.cpp test/fuzz/fuzz.hpp src/core/*.hpp src/core/*.cpp
+	$(FUZZ_CXX) -o $@ $< src/core/*.cpp
+
+fuzz: $(FUZZ_BINS)
+	@for target in $(FUZZ_TARGETS); do \
+	    work=$$(mktemp -d) && cp test/fuzz/corpus/$$target/* "$$work"/ && \
+	    if ./test/fuzz/$${target}_fuzz -runs=$(FUZZ_RUNS) -max_total_time=$(FUZZ_SECONDS) \
+	        -artifact_prefix=test/fuzz/$${target}_fuzz. "$$work" >"$$work.log" 2>&1; then \
+	        echo "fuzz $$target: $$(grep -oE 'Done [0-9]+ runs in [0-9]+ second' "$$work.log" | \
+	            awk '{ printf "%d runs in %d s, %d exec/s", $$2, $$5, $$2 / ($$5 ? $$5 : 1) }'), no crash"; \
+	        rm -rf "$$work" "$$work.log"; \
+	    else \
+	        tail -n 40 "$$work.log"; echo "fuzz $$target: FAILED (input kept as test/fuzz/$${target}_fuzz.crash-*)"; \
+	        rm -rf "$$work" "$$work.log"; exit 1; \
+	    fi; \
+	done
+
 # Google Benchmark of the core alone (no server), then the server benchmark.
 BENCH_CORE = test/bench/core_bench
 $(BENCH_CORE): test/bench/core.cpp src/core/*.hpp
@@ -49,5 +77,5 @@ bench-core: $(BENCH_CORE)
 bench: $(BENCH_CORE)
 	BENCH_CORE=$(abspath $(BENCH_CORE)) bash test/bench/run
 
-.PHONY: unit bench bench-core
-EXTRA_CLEAN = $(BENCH_CORE) $(GTEST_BIN) $(GTEST_BIN)-tsan $(GTEST_BIN)-asan tmp_check results regression.diffs regression.out
+.PHONY: unit fuzz bench bench-core
+EXTRA_CLEAN = $(BENCH_CORE) $(GTEST_BIN) $(GTEST_BIN)-tsan $(GTEST_BIN)-asan $(FUZZ_BINS) tmp_check results regression.diffs regression.out

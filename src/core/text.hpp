@@ -27,7 +27,9 @@ struct Lease {
     bool operator==(const Lease&) const = default;
 };
 
-inline constexpr std::size_t kLeaseTextMax = 128;
+// Room for the text of any Lease, in range or not (at most 134 characters and
+// a NUL: a negative epoch, 20-digit marks, a 10-digit worker id).
+inline constexpr std::size_t kLeaseTextMax = 160;
 
 // Writes the lease as text into buf (kLeaseTextMax bytes); returns its length.
 std::size_t format_lease(const Lease& lease, char* buf) noexcept;

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <string>
 
 namespace snowflake {
@@ -194,6 +195,19 @@ INSTANTIATE_TEST_SUITE_P(Values, LeaseRoundTrip,
                                          Lease{kDefaultEpoch, kMaxTime, kMaxTime}, Lease{0, 0, 0},
                                          Lease{253402300799999, kMaxTime, 1},
                                          Lease{static_cast<std::int64_t>(kMaxId), 7, 5}));
+
+// Found by test/fuzz/lease_fuzz: with a 128-byte buffer, the text of a lease
+// with out-of-range fields (134 characters) was cut short and its length
+// returned as 134, past the end of the buffer.
+TEST(LeaseText, AnyLeaseFitsTheBuffer) {
+    const Lease widest{INT64_MIN, UINT64_MAX, UINT64_MAX, kNoWorker - 1};
+    char buf[kLeaseTextMax];
+    const std::size_t n = format_lease(widest, buf);
+    EXPECT_EQ(n, 134u);
+    EXPECT_LT(n, kLeaseTextMax);
+    EXPECT_EQ(std::strlen(buf), n);
+    EXPECT_FALSE(parses(std::string(buf, n)));  // out of range: refused
+}
 
 TEST(LeaseText, RejectsEveryTruncation) {
     const std::string text = formatted(Lease{kDefaultEpoch, 1234, 1200, 61});

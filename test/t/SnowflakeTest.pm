@@ -40,7 +40,9 @@ sub read_lease
 	my $path = $node->data_dir . '/pg_snowflake/' . ($file // 'lease');
 	return undef unless -e $path;
 	my $text = slurp_file($path);
-	$text =~ /\Asnowflake lease 3\nepoch_unix_ms (\d+)\nlease_ms (\d+)\nclock_ms (\d+)\nworker_id (\d+|none)\n\z/
+	# one 512-byte block: the text, then NULs (overwritten in place)
+	length($text) == 512
+	  && $text =~ /\Asnowflake lease 3\nepoch_unix_ms (\d+)\nlease_ms (\d+)\nclock_ms (\d+)\nworker_id (\d+|none)\n\0+\z/
 	  or die "unexpected lease file contents: \"$text\"";
 	return { epoch_unix_ms => $1, lease_ms => $2, clock_ms => $3, worker_id => $4 };
 }

@@ -16,8 +16,9 @@ using namespace snowflake::pg;
 namespace {
 
 // Sleeps until the clock reads `unix_ms`: to the microsecond for the short
-// waits of a backend at its lead limit (sleep_until_us), on the latch (a second at most) for
-// the long ones after the clock went back.
+// waits of a backend at its lead limit (sleep_until_us: an absolute-deadline
+// sleep, then a short spin), on the latch (a second at most) for the long ones
+// after the clock went back.
 void sleep_until(std::int64_t unix_ms) {
     const std::int64_t wait_us = unix_ms * 1000 - unix_now_us();
     if (wait_us <= 0) return;

@@ -15,7 +15,6 @@ void _PG_init(void);
 
 #include <new>
 
-
 namespace snowflake::pg {
 
 int worker_id_setting = -1;

@@ -60,9 +60,8 @@ bool read_lease(const char* path, Lease& lease, bool& readable) {
 // that extending the lease overwrites it in place: one write inside one
 // 512-byte sector, which PostgreSQL assumes atomic for pg_control, and one
 // fdatasync. Replacing it by rename costs three fsyncs and two journal
-// commits, which stall the WAL flushes of concurrent commits: under pgbench
-// (8 clients, durable commits) about 5% of the throughput at one lease write
-// a second.
+// commits, which compete with the WAL flushes of concurrent commits (the
+// README's Performance section has the pgbench pairs).
 constexpr std::size_t kLeaseBlock = 512;
 static_assert(kLeaseTextMax <= kLeaseBlock);
 

@@ -24,28 +24,38 @@ inline std::int64_t unix_now_ms() noexcept { return unix_now_us() / 1000; }
 // CPU: 10% of a core at the cap, where the backend is busy anyway.
 inline constexpr std::int64_t kSpinUs = 100;
 
-// Waits until the clock reads `deadline_us` (us since 1970): sleeps to an
-// absolute deadline kSpinUs before it, then spins on the clock. Returns false
-// when woken before that (a signal, or the clock stepped back while
-// sleeping), so that the caller can check its interrupts and ask again.
-inline bool sleep_until_us(std::int64_t deadline_us) noexcept {
-    std::int64_t left = deadline_us - unix_now_us();
+inline std::int64_t monotonic_us() noexcept {
+    timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return std::int64_t{now.tv_sec} * 1000000 + now.tv_nsec / 1000;
+}
+
+// Waits until the clock (`now_us`, the system clock by default) reads
+// `deadline_us` (us since 1970): sleeps to kSpinUs before it, then spins on
+// the clock. The sleep's deadline is on the monotonic clock, so a step of the
+// system clock never stretches it past the wait asked for. Returns false when
+// the wait ends early: a signal (a query cancel, in a backend), or the system
+// clock stepped back while sleeping or spinning; the caller then checks its
+// interrupts and asks again (for a long wait, on its latch).
+template <class Clock = std::int64_t (*)() noexcept>
+bool sleep_until_us(std::int64_t deadline_us, Clock now_us = unix_now_us) noexcept {
+    std::int64_t left = deadline_us - now_us();
     if (left > kSpinUs) {
 #ifdef __linux__
         thread_local bool slack_cut = prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL) == 0;
         (void)slack_cut;
 #endif
-        const std::int64_t wake_us = deadline_us - kSpinUs;
+        const std::int64_t wake_us = monotonic_us() + left - kSpinUs;
         const timespec wake{static_cast<time_t>(wake_us / 1000000), static_cast<long>(wake_us % 1000000 * 1000)};
-        if (clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME, &wake, nullptr) != 0) return false;
-        left = deadline_us - unix_now_us();
-        if (left > kSpinUs) return false;
+        if (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &wake, nullptr) != 0) return false;
+        left = deadline_us - now_us();
     }
     while (left > 0) {
+        if (left > kSpinUs) return false;  // the clock stepped back: no long spin
 #if defined(__x86_64__) || defined(__i386__)
         __builtin_ia32_pause();
 #endif
-        left = deadline_us - unix_now_us();
+        left = deadline_us - now_us();
     }
     return true;
 }

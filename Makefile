@@ -8,7 +8,7 @@ PG_CXXFLAGS = -std=c++20 -Wno-register -Wno-missing-field-initializers
 SHLIB_LINK = -lstdc++
 
 # pg_regress (sql/*.sql against expected/*.out) on a temporary, preloaded instance.
-REGRESS = neutrality type decode generate convert partition textforms layouts
+REGRESS = neutrality type family decode generate convert partition textforms layouts
 REGRESS_OPTS = --temp-instance=tmp_check --temp-config=test/regress.conf
 
 # No LLVM JIT bitcode: it would need clang for the C++ sources.

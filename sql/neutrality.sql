@@ -64,9 +64,44 @@ BEGIN
     EXECUTE 'DEALLOCATE by_integer';
 END $$;
 
+-- How expressions over core types resolve: the type each gives. An operator
+-- or function of ours taking a core type on one side could make one of these
+-- ambiguous ("operator is not unique") or resolve it elsewhere.
+CREATE TABLE neutral_expression (n integer PRIMARY KEY, sql text NOT NULL);
+INSERT INTO neutral_expression VALUES
+ (1, '1.5 < 5'), (2, '5 < 1.5'), (3, '2 * 1.5'), (4, '1000 / 3.0'), (5, 'round(1234, -2)'),
+ (6, 'round(1.25, 1)'), (7, '1::bigint + 1'), (8, '1::bigint * 2.5'), (9, 'COALESCE(1, 2.5)'),
+ (10, 'GREATEST(1, 2::bigint)'), (11, '1.5::real < 2'), (12, 'abs(-5)'), (13, '5 % 3'),
+ (14, 'max(x)'), (15, 'sum(x)'), (16, '2::smallint + 3'), (17, '1 = 1.0::double precision'),
+ (18, 'CASE WHEN true THEN 1 ELSE 2.5 END'), (19, 'ARRAY[1, 2::bigint]'), (20, '-1 + 2::bigint');
+CREATE FUNCTION resolve_all() RETURNS TABLE (n integer, resolves_to text) LANGUAGE plpgsql AS $$
+DECLARE
+    q record;
+BEGIN
+    FOR q IN SELECT * FROM neutral_expression ORDER BY neutral_expression.n LOOP
+        n := q.n;
+        EXECUTE format('SELECT pg_typeof(%s)::text FROM (VALUES (1)) v(x)', q.sql) INTO resolves_to;
+        RETURN NEXT;
+    END LOOP;
+END $$;
+-- core's integer families, as they are without the extension
+CREATE VIEW integer_ops_now AS
+    SELECT 'amop' AS kind, a.amname, o.amopstrategy AS num, o.amoplefttype::regtype::text AS lefttype,
+           o.amoprighttype::regtype::text AS righttype, o.amopopr::regoperator::text AS member
+      FROM pg_amop o JOIN pg_opfamily f ON f.oid = o.amopfamily JOIN pg_am a ON a.oid = f.opfmethod
+     WHERE f.opfname = 'integer_ops'
+    UNION ALL
+    SELECT 'amproc', a.amname, p.amprocnum, p.amproclefttype::regtype::text, p.amprocrighttype::regtype::text,
+           p.amproc::regprocedure::text
+      FROM pg_amproc p JOIN pg_opfamily f ON f.oid = p.amprocfamily JOIN pg_am a ON a.oid = f.opfmethod
+     WHERE f.opfname = 'integer_ops';
+CREATE TABLE integer_ops_without AS TABLE integer_ops_now;
+
 CREATE TABLE plan_without AS SELECT * FROM explain_all();
+CREATE TABLE resolved_without AS SELECT * FROM resolve_all();
 CREATE EXTENSION snowflake;
 CREATE TABLE plan_with AS SELECT * FROM explain_all();
+CREATE TABLE resolved_with AS SELECT * FROM resolve_all();
 
 -- every query was explained, and merge joins were forced where asked
 SELECT count(DISTINCT n) AS queries, count(*) > 0 AS explained,
@@ -82,22 +117,44 @@ FROM plan_without a FULL JOIN plan_with b USING (n, line)
 WHERE a.plan IS DISTINCT FROM b.plan
 ORDER BY 1, 2;
 
--- The rule behind it, in the catalog: no operator of ours between two core
--- types in any family of ours (the planner finds families through operators).
--- The only support functions keyed on core types are core's own B-tree
--- comparison and hash functions of smallint, integer and bigint, which an
--- index scan on "id = ANY (bigint array)" and a hash join snowflake = bigint
--- look up through our operators.
-SELECT f.opfname, a.amname, o.amoplefttype::regtype, o.amoprighttype::regtype, o.amopopr::regoperator
+-- every expression resolves as it did
+SELECT count(*) AS expressions FROM resolved_without;
+SELECT e.n, e.sql, a.resolves_to AS without_extension, b.resolves_to AS with_extension
+FROM neutral_expression e JOIN resolved_without a USING (n) JOIN resolved_with b USING (n)
+WHERE a.resolves_to IS DISTINCT FROM b.resolves_to;
+
+-- The rule behind it, in the catalog: every operator and support function the
+-- extension adds to core's integer_ops families involves snowflake (the
+-- planner finds families through operators: core × core is core's alone).
+SELECT a.amname, o.amoplefttype::regtype, o.amoprighttype::regtype, o.amopopr::regoperator
+FROM pg_amop o JOIN pg_opfamily f ON f.oid = o.amopfamily JOIN pg_am a ON a.oid = f.opfmethod
+WHERE f.opfname = 'integer_ops'
+  AND (a.amname, o.amopstrategy, o.amoplefttype::regtype::text, o.amoprighttype::regtype::text,
+       o.amopopr::regoperator::text) NOT IN (SELECT amname, num, lefttype, righttype, member
+                                             FROM integer_ops_without WHERE kind = 'amop')
+  AND o.amoplefttype <> 'snowflake'::regtype AND o.amoprighttype <> 'snowflake'::regtype;
+SELECT a.amname, p.amprocnum, p.amproclefttype::regtype, p.amprocrighttype::regtype, p.amproc::regprocedure
+FROM pg_amproc p JOIN pg_opfamily f ON f.oid = p.amprocfamily JOIN pg_am a ON a.oid = f.opfmethod
+WHERE f.opfname = 'integer_ops'
+  AND (a.amname, p.amprocnum, p.amproclefttype::regtype::text, p.amprocrighttype::regtype::text,
+       p.amproc::regprocedure::text) NOT IN (SELECT amname, num, lefttype, righttype, member
+                                             FROM integer_ops_without WHERE kind = 'amproc')
+  AND p.amproclefttype <> 'snowflake'::regtype AND p.amprocrighttype <> 'snowflake'::regtype;
+-- nor does any family of ours hold an operator between two core types
+SELECT f.opfname, a.amname, o.amopopr::regoperator
 FROM pg_amop o JOIN pg_opfamily f ON f.oid = o.amopfamily JOIN pg_am a ON a.oid = f.opfmethod
 WHERE f.opfname LIKE 'snowflake%'
   AND o.amoplefttype <> 'snowflake'::regtype AND o.amoprighttype <> 'snowflake'::regtype;
-SELECT f.opfname, a.amname, p.amprocnum, p.amproclefttype::regtype, p.amprocrighttype::regtype,
-       p.amproc::regprocedure
-FROM pg_amproc p JOIN pg_opfamily f ON f.oid = p.amprocfamily JOIN pg_am a ON a.oid = f.opfmethod
-WHERE f.opfname LIKE 'snowflake%'
-  AND p.amproclefttype <> 'snowflake'::regtype AND p.amprocrighttype <> 'snowflake'::regtype
-ORDER BY f.opfname, a.amname, p.amproclefttype::regtype::text COLLATE "C", p.amprocnum;
 
-DROP TABLE plan_without, plan_with, neutral_query, orders, items, customers;
+-- DROP EXTENSION leaves core's integer_ops exactly as it was (our members are
+-- parts of our operator classes, not loose members of the family)
+DROP EXTENSION snowflake;
+SELECT count(*) > 0 AS integer_ops_members_recorded FROM integer_ops_without;
+TABLE integer_ops_now EXCEPT ALL TABLE integer_ops_without;
+TABLE integer_ops_without EXCEPT ALL TABLE integer_ops_now;
+
+DROP TABLE plan_without, plan_with, neutral_query, orders, items, customers, neutral_expression, resolved_without,
+    resolved_with, integer_ops_without;
+DROP VIEW integer_ops_now;
 DROP FUNCTION explain_all();
+DROP FUNCTION resolve_all();

@@ -65,12 +65,21 @@ CREATE TYPE snowflake (
 COMMENT ON TYPE snowflake IS '64-bit time-ordered id; text is the decimal id; between integer and bigint';
 
 -- casts: integer -> snowflake -> bigint implicitly, bigint -> snowflake by
--- assignment; negative values are refused
+-- assignment. smallint and integer widen exactly, as they widen to bigint, so
+-- that sentinels like COALESCE(id, -1) keep their value; bigint, numeric and
+-- floating-point values arriving in a snowflake (and text, binary and JSON
+-- input) must not be negative. bigint is the only implicit target: a second
+-- one (numeric, real or double precision, as bigint has) would make max(id),
+-- id + id and every function overloaded for bigint and numeric ambiguous, or
+-- silently double precision; and an operator between snowflake and numeric
+-- would make numeric < 5 ambiguous for everyone (integer widens to both).
+-- So snowflake converts to and from them by assignment and explicitly, and
+-- arithmetic resolves through bigint.
 
 CREATE FUNCTION snowflake(smallint) RETURNS snowflake
-    AS 'MODULE_PATHNAME', 'snowflake_from_smallint' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+    AS 'int28' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE;
 CREATE FUNCTION snowflake(integer) RETURNS snowflake
-    AS 'MODULE_PATHNAME', 'snowflake_from_integer' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+    AS 'int48' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE;
 CREATE FUNCTION snowflake(bigint) RETURNS snowflake
     AS 'MODULE_PATHNAME', 'snowflake_from_bigint' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 CREATE FUNCTION snowflake(jsonb) RETURNS snowflake
@@ -81,8 +90,8 @@ CREATE FUNCTION _snowflake_to_integer(snowflake) RETURNS integer
     AS 'int84' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE;
 CREATE FUNCTION _snowflake_to_smallint(snowflake) RETURNS smallint
     AS 'int82' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE;
-COMMENT ON FUNCTION snowflake(smallint) IS 'the id of a non-negative smallint';
-COMMENT ON FUNCTION snowflake(integer) IS 'the id of a non-negative integer';
+COMMENT ON FUNCTION snowflake(smallint) IS 'a smallint widened to snowflake, as to bigint (a negative sentinel stays negative)';
+COMMENT ON FUNCTION snowflake(integer) IS 'an integer widened to snowflake, as to bigint (a negative sentinel stays negative)';
 COMMENT ON FUNCTION snowflake(bigint) IS 'the id of a non-negative bigint';
 COMMENT ON FUNCTION snowflake(jsonb) IS 'the id of a JSON string or number';
 COMMENT ON FUNCTION snowflake(json) IS 'the id of a JSON string or number';
@@ -97,14 +106,47 @@ CREATE CAST (snowflake AS integer) WITH FUNCTION _snowflake_to_integer(snowflake
 CREATE CAST (snowflake AS smallint) WITH FUNCTION _snowflake_to_smallint(snowflake) AS ASSIGNMENT;
 CREATE CAST (jsonb AS snowflake) WITH FUNCTION snowflake(jsonb);
 CREATE CAST (json AS snowflake) WITH FUNCTION snowflake(json);
-COMMENT ON CAST (smallint AS snowflake) IS 'implicit: smallint widens to snowflake; negatives are refused';
-COMMENT ON CAST (integer AS snowflake) IS 'implicit: integer widens to snowflake; negatives are refused';
+COMMENT ON CAST (smallint AS snowflake) IS 'implicit: smallint widens to snowflake as to bigint';
+COMMENT ON CAST (integer AS snowflake) IS 'implicit: integer widens to snowflake as to bigint';
 COMMENT ON CAST (bigint AS snowflake) IS 'assignment: a bigint stored into a snowflake; negatives are refused';
 COMMENT ON CAST (snowflake AS bigint) IS 'implicit, binary: every snowflake is a bigint';
 COMMENT ON CAST (snowflake AS integer) IS 'assignment: refuses ids above 2147483647';
 COMMENT ON CAST (snowflake AS smallint) IS 'assignment: refuses ids above 32767';
 COMMENT ON CAST (jsonb AS snowflake) IS 'explicit: a JSON string of digits or a JSON integer';
 COMMENT ON CAST (json AS snowflake) IS 'explicit: a JSON string of digits or a JSON integer';
+
+-- numeric, real and double precision: by assignment both ways (bigint's
+-- conversions; fractions round as they do to bigint)
+CREATE FUNCTION _snowflake_to_numeric(snowflake) RETURNS numeric
+    AS 'int8_numeric' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION _snowflake_to_real(snowflake) RETURNS real
+    AS 'i8tof' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION _snowflake_to_double(snowflake) RETURNS double precision
+    AS 'i8tod' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION snowflake(numeric) RETURNS snowflake
+    LANGUAGE SQL IMMUTABLE STRICT PARALLEL SAFE RETURN snowflake($1::bigint);
+CREATE FUNCTION snowflake(real) RETURNS snowflake
+    LANGUAGE SQL IMMUTABLE STRICT PARALLEL SAFE RETURN snowflake($1::bigint);
+CREATE FUNCTION snowflake(double precision) RETURNS snowflake
+    LANGUAGE SQL IMMUTABLE STRICT PARALLEL SAFE RETURN snowflake($1::bigint);
+COMMENT ON FUNCTION _snowflake_to_numeric(snowflake) IS 'cast support: snowflake to numeric';
+COMMENT ON FUNCTION _snowflake_to_real(snowflake) IS 'cast support: snowflake to real';
+COMMENT ON FUNCTION _snowflake_to_double(snowflake) IS 'cast support: snowflake to double precision';
+COMMENT ON FUNCTION snowflake(numeric) IS 'the id of a non-negative numeric, rounded as to bigint';
+COMMENT ON FUNCTION snowflake(real) IS 'the id of a non-negative real, rounded as to bigint';
+COMMENT ON FUNCTION snowflake(double precision) IS 'the id of a non-negative double precision, rounded as to bigint';
+CREATE CAST (snowflake AS numeric) WITH FUNCTION _snowflake_to_numeric(snowflake) AS ASSIGNMENT;
+CREATE CAST (snowflake AS real) WITH FUNCTION _snowflake_to_real(snowflake) AS ASSIGNMENT;
+CREATE CAST (snowflake AS double precision) WITH FUNCTION _snowflake_to_double(snowflake) AS ASSIGNMENT;
+CREATE CAST (numeric AS snowflake) WITH FUNCTION snowflake(numeric) AS ASSIGNMENT;
+CREATE CAST (real AS snowflake) WITH FUNCTION snowflake(real) AS ASSIGNMENT;
+CREATE CAST (double precision AS snowflake) WITH FUNCTION snowflake(double precision) AS ASSIGNMENT;
+COMMENT ON CAST (snowflake AS numeric) IS 'assignment: every snowflake is a numeric (not implicit: see the operators)';
+COMMENT ON CAST (snowflake AS real) IS 'assignment: a snowflake as real (not implicit: see the operators)';
+COMMENT ON CAST (snowflake AS double precision) IS 'assignment: a snowflake as double precision (not implicit: see the operators)';
+COMMENT ON CAST (numeric AS snowflake) IS 'assignment: rounded as to bigint; negatives are refused';
+COMMENT ON CAST (real AS snowflake) IS 'assignment: rounded as to bigint; negatives are refused';
+COMMENT ON CAST (double precision AS snowflake) IS 'assignment: rounded as to bigint; negatives are refused';
 
 -- comparison operators: snowflake with snowflake, bigint, integer and
 -- smallint on either side, on int8's internal functions (the bits are
@@ -151,7 +193,7 @@ CREATE FUNCTION _snowflake_le(snowflake, bigint) RETURNS boolean AS 'int8le' LAN
 CREATE FUNCTION _snowflake_gt(snowflake, bigint) RETURNS boolean AS 'int8gt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
 CREATE FUNCTION _snowflake_ge(snowflake, bigint) RETURNS boolean AS 'int8ge' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
 CREATE FUNCTION _snowflake_cmp(snowflake, bigint) RETURNS integer AS 'btint8cmp' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
-CREATE OPERATOR = (LEFTARG = snowflake, RIGHTARG = bigint, FUNCTION = _snowflake_eq, COMMUTATOR = =, NEGATOR = <>, RESTRICT = eqsel, JOIN = eqjoinsel, HASHES);
+CREATE OPERATOR = (LEFTARG = snowflake, RIGHTARG = bigint, FUNCTION = _snowflake_eq, COMMUTATOR = =, NEGATOR = <>, RESTRICT = eqsel, JOIN = eqjoinsel, HASHES, MERGES);
 CREATE OPERATOR <> (LEFTARG = snowflake, RIGHTARG = bigint, FUNCTION = _snowflake_ne, COMMUTATOR = <>, NEGATOR = =, RESTRICT = neqsel, JOIN = neqjoinsel);
 CREATE OPERATOR < (LEFTARG = snowflake, RIGHTARG = bigint, FUNCTION = _snowflake_lt, COMMUTATOR = >, NEGATOR = >=, RESTRICT = scalarltsel, JOIN = scalarltjoinsel);
 CREATE OPERATOR <= (LEFTARG = snowflake, RIGHTARG = bigint, FUNCTION = _snowflake_le, COMMUTATOR = >=, NEGATOR = >, RESTRICT = scalarlesel, JOIN = scalarlejoinsel);
@@ -179,7 +221,7 @@ CREATE FUNCTION _snowflake_le(bigint, snowflake) RETURNS boolean AS 'int8le' LAN
 CREATE FUNCTION _snowflake_gt(bigint, snowflake) RETURNS boolean AS 'int8gt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
 CREATE FUNCTION _snowflake_ge(bigint, snowflake) RETURNS boolean AS 'int8ge' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
 CREATE FUNCTION _snowflake_cmp(bigint, snowflake) RETURNS integer AS 'btint8cmp' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
-CREATE OPERATOR = (LEFTARG = bigint, RIGHTARG = snowflake, FUNCTION = _snowflake_eq, COMMUTATOR = =, NEGATOR = <>, RESTRICT = eqsel, JOIN = eqjoinsel, HASHES);
+CREATE OPERATOR = (LEFTARG = bigint, RIGHTARG = snowflake, FUNCTION = _snowflake_eq, COMMUTATOR = =, NEGATOR = <>, RESTRICT = eqsel, JOIN = eqjoinsel, HASHES, MERGES);
 CREATE OPERATOR <> (LEFTARG = bigint, RIGHTARG = snowflake, FUNCTION = _snowflake_ne, COMMUTATOR = <>, NEGATOR = =, RESTRICT = neqsel, JOIN = neqjoinsel);
 CREATE OPERATOR < (LEFTARG = bigint, RIGHTARG = snowflake, FUNCTION = _snowflake_lt, COMMUTATOR = >, NEGATOR = >=, RESTRICT = scalarltsel, JOIN = scalarltjoinsel);
 CREATE OPERATOR <= (LEFTARG = bigint, RIGHTARG = snowflake, FUNCTION = _snowflake_le, COMMUTATOR = >=, NEGATOR = >, RESTRICT = scalarlesel, JOIN = scalarlejoinsel);
@@ -207,7 +249,7 @@ CREATE FUNCTION _snowflake_le(snowflake, integer) RETURNS boolean AS 'int84le' L
 CREATE FUNCTION _snowflake_gt(snowflake, integer) RETURNS boolean AS 'int84gt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
 CREATE FUNCTION _snowflake_ge(snowflake, integer) RETURNS boolean AS 'int84ge' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
 CREATE FUNCTION _snowflake_cmp(snowflake, integer) RETURNS integer AS 'btint84cmp' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
-CREATE OPERATOR = (LEFTARG = snowflake, RIGHTARG = integer, FUNCTION = _snowflake_eq, COMMUTATOR = =, NEGATOR = <>, RESTRICT = eqsel, JOIN = eqjoinsel, HASHES);
+CREATE OPERATOR = (LEFTARG = snowflake, RIGHTARG = integer, FUNCTION = _snowflake_eq, COMMUTATOR = =, NEGATOR = <>, RESTRICT = eqsel, JOIN = eqjoinsel, HASHES, MERGES);
 CREATE OPERATOR <> (LEFTARG = snowflake, RIGHTARG = integer, FUNCTION = _snowflake_ne, COMMUTATOR = <>, NEGATOR = =, RESTRICT = neqsel, JOIN = neqjoinsel);
 CREATE OPERATOR < (LEFTARG = snowflake, RIGHTARG = integer, FUNCTION = _snowflake_lt, COMMUTATOR = >, NEGATOR = >=, RESTRICT = scalarltsel, JOIN = scalarltjoinsel);
 CREATE OPERATOR <= (LEFTARG = snowflake, RIGHTARG = integer, FUNCTION = _snowflake_le, COMMUTATOR = >=, NEGATOR = >, RESTRICT = scalarlesel, JOIN = scalarlejoinsel);
@@ -235,7 +277,7 @@ CREATE FUNCTION _snowflake_le(integer, snowflake) RETURNS boolean AS 'int48le' L
 CREATE FUNCTION _snowflake_gt(integer, snowflake) RETURNS boolean AS 'int48gt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
 CREATE FUNCTION _snowflake_ge(integer, snowflake) RETURNS boolean AS 'int48ge' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
 CREATE FUNCTION _snowflake_cmp(integer, snowflake) RETURNS integer AS 'btint48cmp' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
-CREATE OPERATOR = (LEFTARG = integer, RIGHTARG = snowflake, FUNCTION = _snowflake_eq, COMMUTATOR = =, NEGATOR = <>, RESTRICT = eqsel, JOIN = eqjoinsel, HASHES);
+CREATE OPERATOR = (LEFTARG = integer, RIGHTARG = snowflake, FUNCTION = _snowflake_eq, COMMUTATOR = =, NEGATOR = <>, RESTRICT = eqsel, JOIN = eqjoinsel, HASHES, MERGES);
 CREATE OPERATOR <> (LEFTARG = integer, RIGHTARG = snowflake, FUNCTION = _snowflake_ne, COMMUTATOR = <>, NEGATOR = =, RESTRICT = neqsel, JOIN = neqjoinsel);
 CREATE OPERATOR < (LEFTARG = integer, RIGHTARG = snowflake, FUNCTION = _snowflake_lt, COMMUTATOR = >, NEGATOR = >=, RESTRICT = scalarltsel, JOIN = scalarltjoinsel);
 CREATE OPERATOR <= (LEFTARG = integer, RIGHTARG = snowflake, FUNCTION = _snowflake_le, COMMUTATOR = >=, NEGATOR = >, RESTRICT = scalarlesel, JOIN = scalarlejoinsel);
@@ -263,7 +305,7 @@ CREATE FUNCTION _snowflake_le(snowflake, smallint) RETURNS boolean AS 'int82le' 
 CREATE FUNCTION _snowflake_gt(snowflake, smallint) RETURNS boolean AS 'int82gt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
 CREATE FUNCTION _snowflake_ge(snowflake, smallint) RETURNS boolean AS 'int82ge' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
 CREATE FUNCTION _snowflake_cmp(snowflake, smallint) RETURNS integer AS 'btint82cmp' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
-CREATE OPERATOR = (LEFTARG = snowflake, RIGHTARG = smallint, FUNCTION = _snowflake_eq, COMMUTATOR = =, NEGATOR = <>, RESTRICT = eqsel, JOIN = eqjoinsel, HASHES);
+CREATE OPERATOR = (LEFTARG = snowflake, RIGHTARG = smallint, FUNCTION = _snowflake_eq, COMMUTATOR = =, NEGATOR = <>, RESTRICT = eqsel, JOIN = eqjoinsel, HASHES, MERGES);
 CREATE OPERATOR <> (LEFTARG = snowflake, RIGHTARG = smallint, FUNCTION = _snowflake_ne, COMMUTATOR = <>, NEGATOR = =, RESTRICT = neqsel, JOIN = neqjoinsel);
 CREATE OPERATOR < (LEFTARG = snowflake, RIGHTARG = smallint, FUNCTION = _snowflake_lt, COMMUTATOR = >, NEGATOR = >=, RESTRICT = scalarltsel, JOIN = scalarltjoinsel);
 CREATE OPERATOR <= (LEFTARG = snowflake, RIGHTARG = smallint, FUNCTION = _snowflake_le, COMMUTATOR = >=, NEGATOR = >, RESTRICT = scalarlesel, JOIN = scalarlejoinsel);
@@ -291,7 +333,7 @@ CREATE FUNCTION _snowflake_le(smallint, snowflake) RETURNS boolean AS 'int28le' 
 CREATE FUNCTION _snowflake_gt(smallint, snowflake) RETURNS boolean AS 'int28gt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
 CREATE FUNCTION _snowflake_ge(smallint, snowflake) RETURNS boolean AS 'int28ge' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
 CREATE FUNCTION _snowflake_cmp(smallint, snowflake) RETURNS integer AS 'btint28cmp' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
-CREATE OPERATOR = (LEFTARG = smallint, RIGHTARG = snowflake, FUNCTION = _snowflake_eq, COMMUTATOR = =, NEGATOR = <>, RESTRICT = eqsel, JOIN = eqjoinsel, HASHES);
+CREATE OPERATOR = (LEFTARG = smallint, RIGHTARG = snowflake, FUNCTION = _snowflake_eq, COMMUTATOR = =, NEGATOR = <>, RESTRICT = eqsel, JOIN = eqjoinsel, HASHES, MERGES);
 CREATE OPERATOR <> (LEFTARG = smallint, RIGHTARG = snowflake, FUNCTION = _snowflake_ne, COMMUTATOR = <>, NEGATOR = =, RESTRICT = neqsel, JOIN = neqjoinsel);
 CREATE OPERATOR < (LEFTARG = smallint, RIGHTARG = snowflake, FUNCTION = _snowflake_lt, COMMUTATOR = >, NEGATOR = >=, RESTRICT = scalarltsel, JOIN = scalarltjoinsel);
 CREATE OPERATOR <= (LEFTARG = smallint, RIGHTARG = snowflake, FUNCTION = _snowflake_le, COMMUTATOR = >=, NEGATOR = >, RESTRICT = scalarlesel, JOIN = scalarlejoinsel);
@@ -326,95 +368,139 @@ COMMENT ON FUNCTION _snowflake_in_range(snowflake, snowflake, bigint, boolean, b
 COMMENT ON FUNCTION _snowflake_hash(snowflake) IS 'hash support: bigint''s hash';
 COMMENT ON FUNCTION _snowflake_hash_extended(snowflake, bigint) IS 'hash support: bigint''s extended hash';
 
--- operator classes. The families hold snowflake and its operators with the
--- core integers, never an operator between two core types: installing the
--- extension changes no plan of a query that does not use the type. The core
--- integers' own support functions are registered for them where an index or
--- join on snowflake needs them (found only through our operators): B-tree
--- comparison, to sort array keys, and hash functions (they agree with
--- bigint's, as in core's integer_ops), so that snowflake = bigint hash-joins.
+-- operator classes. snowflake joins core's integer_ops B-tree and hash
+-- families as a fourth integer beside smallint, integer and bigint, so that
+-- the planner crosses between them as between the core integers: an index on
+-- either side serves a comparison or join with the other (foreign keys in both
+-- directions, parameterized index scans, merge and hash joins, equivalence
+-- classes, = ANY (array)). Every member we add involves snowflake: no plan of
+-- a query without the type changes.
+--
+-- The classes are not DEFAULT: an index on a snowflake column gets core's
+-- int8_ops (snowflake is binary-coercible to bigint), and sorting a snowflake
+-- uses bigint's < and >. An index, ORDER BY id, ORDER BY id::bigint and
+-- max(id) (bigint's aggregate) then all speak of the one sort order, whether
+-- the query was written with the extension's schema on the search_path or not.
+--
+-- The classes are created with snowflake's own operators and functions.
+-- PostgreSQL keeps cross-type members and optional support functions loose in
+-- a family, and a core family is never dumped: pg_upgrade would lose them,
+-- and fail on any foreign key between snowflake and a core integer.
+-- snowflake_repair_integer_ops() adds them and binds every member to our
+-- classes, here and (as the README says) after each pg_upgrade.
 
-CREATE OPERATOR FAMILY snowflake_ops USING btree;
-CREATE OPERATOR FAMILY snowflake_ops USING hash;
-CREATE OPERATOR FAMILY snowflake_minmax_ops USING brin;
-COMMENT ON OPERATOR FAMILY snowflake_ops USING btree IS 'snowflake ordering, also against smallint, integer and bigint';
-COMMENT ON OPERATOR FAMILY snowflake_ops USING hash IS 'snowflake equality, hash-compatible with smallint, integer and bigint';
-COMMENT ON OPERATOR FAMILY snowflake_minmax_ops USING brin IS 'BRIN minmax for snowflake, also against smallint, integer and bigint';
-
-CREATE OPERATOR CLASS snowflake_ops DEFAULT FOR TYPE snowflake USING btree FAMILY snowflake_ops AS
+CREATE OPERATOR CLASS snowflake_ops FOR TYPE snowflake USING btree FAMILY pg_catalog.integer_ops AS
     OPERATOR 1 <, OPERATOR 2 <=, OPERATOR 3 =, OPERATOR 4 >=, OPERATOR 5 >,
-    FUNCTION 1 _snowflake_cmp(snowflake, snowflake),
-    FUNCTION 2 _snowflake_sortsupport(internal),
-    FUNCTION 3 (snowflake, bigint) _snowflake_in_range(snowflake, snowflake, bigint, boolean, boolean),
-    FUNCTION 4 btequalimage(oid);
-COMMENT ON OPERATOR CLASS snowflake_ops USING btree IS 'default B-tree class for snowflake';
+    FUNCTION 1 _snowflake_cmp(snowflake, snowflake);
+COMMENT ON OPERATOR CLASS snowflake_ops USING btree IS 'snowflake in core''s integer_ops B-tree family; indexes default to int8_ops';
 
-ALTER OPERATOR FAMILY snowflake_ops USING btree ADD
-    OPERATOR 1 < (snowflake, bigint), OPERATOR 2 <= (snowflake, bigint), OPERATOR 3 = (snowflake, bigint),
-    OPERATOR 4 >= (snowflake, bigint), OPERATOR 5 > (snowflake, bigint),
-    FUNCTION 1 _snowflake_cmp(snowflake, bigint),
-    OPERATOR 1 < (bigint, snowflake), OPERATOR 2 <= (bigint, snowflake), OPERATOR 3 = (bigint, snowflake),
-    OPERATOR 4 >= (bigint, snowflake), OPERATOR 5 > (bigint, snowflake),
-    FUNCTION 1 _snowflake_cmp(bigint, snowflake),
-    OPERATOR 1 < (snowflake, integer), OPERATOR 2 <= (snowflake, integer), OPERATOR 3 = (snowflake, integer),
-    OPERATOR 4 >= (snowflake, integer), OPERATOR 5 > (snowflake, integer),
-    FUNCTION 1 _snowflake_cmp(snowflake, integer),
-    OPERATOR 1 < (integer, snowflake), OPERATOR 2 <= (integer, snowflake), OPERATOR 3 = (integer, snowflake),
-    OPERATOR 4 >= (integer, snowflake), OPERATOR 5 > (integer, snowflake),
-    FUNCTION 1 _snowflake_cmp(integer, snowflake),
-    OPERATOR 1 < (snowflake, smallint), OPERATOR 2 <= (snowflake, smallint), OPERATOR 3 = (snowflake, smallint),
-    OPERATOR 4 >= (snowflake, smallint), OPERATOR 5 > (snowflake, smallint),
-    FUNCTION 1 _snowflake_cmp(snowflake, smallint),
-    OPERATOR 1 < (smallint, snowflake), OPERATOR 2 <= (smallint, snowflake), OPERATOR 3 = (smallint, snowflake),
-    OPERATOR 4 >= (smallint, snowflake), OPERATOR 5 > (smallint, snowflake),
-    FUNCTION 1 _snowflake_cmp(smallint, snowflake),
-    -- B-tree sorts the elements of "id = ANY (array)" with the comparison
-    -- function of the elements' type, looked up in the index's family
-    FUNCTION 1 btint8cmp(bigint, bigint), FUNCTION 1 btint4cmp(integer, integer),
-    FUNCTION 1 btint2cmp(smallint, smallint);
-
-CREATE OPERATOR CLASS snowflake_ops DEFAULT FOR TYPE snowflake USING hash FAMILY snowflake_ops AS
+CREATE OPERATOR CLASS snowflake_ops FOR TYPE snowflake USING hash FAMILY pg_catalog.integer_ops AS
     OPERATOR 1 =,
-    FUNCTION 1 _snowflake_hash(snowflake),
-    FUNCTION 2 _snowflake_hash_extended(snowflake, bigint);
-COMMENT ON OPERATOR CLASS snowflake_ops USING hash IS 'default hash class for snowflake';
+    FUNCTION 1 _snowflake_hash(snowflake);
+COMMENT ON OPERATOR CLASS snowflake_ops USING hash IS 'snowflake in core''s integer_ops hash family (bigint''s hash)';
 
-ALTER OPERATOR FAMILY snowflake_ops USING hash ADD
-    OPERATOR 1 = (snowflake, bigint), OPERATOR 1 = (bigint, snowflake),
-    OPERATOR 1 = (snowflake, integer), OPERATOR 1 = (integer, snowflake),
-    OPERATOR 1 = (snowflake, smallint), OPERATOR 1 = (smallint, snowflake),
-    FUNCTION 1 hashint8(bigint), FUNCTION 2 hashint8extended(bigint, bigint),
-    FUNCTION 1 hashint4(integer), FUNCTION 2 hashint4extended(integer, bigint),
-    FUNCTION 1 hashint2(smallint), FUNCTION 2 hashint2extended(smallint, bigint);
+CREATE FUNCTION snowflake_repair_integer_ops() RETURNS integer
+    LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    ext name := (SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'snowflake');
+    member record;
+    added integer := 0;
+BEGIN
+    FOR member IN
+        WITH pair(lefttype, righttype) AS (
+            VALUES ('snowflake', 'bigint'), ('bigint', 'snowflake'), ('snowflake', 'integer'),
+                   ('integer', 'snowflake'), ('snowflake', 'smallint'), ('smallint', 'snowflake')),
+        typed(lefttype, righttype, left_sql, right_sql) AS (
+            SELECT lefttype, righttype,
+                   CASE lefttype WHEN 'snowflake' THEN format('%I.snowflake', ext) ELSE lefttype END,
+                   CASE righttype WHEN 'snowflake' THEN format('%I.snowflake', ext) ELSE righttype END
+              FROM (SELECT * FROM pair UNION ALL VALUES ('snowflake', 'snowflake')) p)
+        -- (access method, operator or function, number, types, what to add)
+        SELECT 'btree' AS am, 'o' AS kind, s.num, t.left_sql, t.right_sql,
+               format('OPERATOR %s %I.%s (%s, %s)', s.num, ext, s.op, t.left_sql, t.right_sql) AS item
+          FROM typed t CROSS JOIN (VALUES (1, '<'), (2, '<='), (3, '='), (4, '>='), (5, '>')) s(num, op)
+         WHERE t.lefttype <> t.righttype
+        UNION ALL
+        SELECT 'btree', 'f', 1, t.left_sql, t.right_sql,
+               format('FUNCTION 1 %I._snowflake_cmp(%s, %s)', ext, t.left_sql, t.right_sql)
+          FROM typed t WHERE t.lefttype <> t.righttype
+        UNION ALL
+        SELECT 'hash', 'o', 1, t.left_sql, t.right_sql,
+               format('OPERATOR 1 %I.= (%s, %s)', ext, t.left_sql, t.right_sql)
+          FROM typed t WHERE t.lefttype <> t.righttype
+        UNION ALL
+        SELECT 'btree', 'f', f.num, f.left_sql, f.right_sql, f.item
+          FROM typed t, LATERAL (VALUES
+              (2, t.left_sql, t.left_sql, format('FUNCTION 2 (%1$s, %1$s) %2$I._snowflake_sortsupport(internal)', t.left_sql, ext)),
+              (3, t.left_sql, 'bigint', format('FUNCTION 3 (%1$s, bigint) %2$I._snowflake_in_range(%1$s, %1$s, bigint, boolean, boolean)', t.left_sql, ext)),
+              (4, t.left_sql, t.left_sql, format('FUNCTION 4 (%1$s, %1$s) pg_catalog.btequalimage(oid)', t.left_sql))) f(num, left_sql, right_sql, item)
+         WHERE t.lefttype = 'snowflake' AND t.righttype = 'snowflake'
+        UNION ALL
+        SELECT 'hash', 'f', 2, t.left_sql, t.right_sql,
+               format('FUNCTION 2 (%1$s, %1$s) %2$I._snowflake_hash_extended(%1$s, bigint)', t.left_sql, ext)
+          FROM typed t WHERE t.lefttype = 'snowflake' AND t.righttype = 'snowflake'
+    LOOP
+        IF member.kind = 'o' AND NOT EXISTS (
+               SELECT FROM pg_amop o JOIN pg_opfamily f ON f.oid = o.amopfamily JOIN pg_am a ON a.oid = f.opfmethod
+                WHERE f.opfname = 'integer_ops' AND f.opfnamespace = 'pg_catalog'::regnamespace AND a.amname = member.am
+                  AND o.amopstrategy = member.num AND o.amoplefttype = member.left_sql::regtype
+                  AND o.amoprighttype = member.right_sql::regtype)
+           OR member.kind = 'f' AND NOT EXISTS (
+               SELECT FROM pg_amproc p JOIN pg_opfamily f ON f.oid = p.amprocfamily JOIN pg_am a ON a.oid = f.opfmethod
+                WHERE f.opfname = 'integer_ops' AND f.opfnamespace = 'pg_catalog'::regnamespace AND a.amname = member.am
+                  AND p.amprocnum = member.num AND p.amproclefttype = member.left_sql::regtype
+                  AND p.amprocrighttype = member.right_sql::regtype) THEN
+            EXECUTE format('ALTER OPERATOR FAMILY pg_catalog.integer_ops USING %s ADD %s', member.am, member.item);
+            added := added + 1;
+        END IF;
+    END LOOP;
+    -- Each member naming snowflake is bound to our class of its access method
+    -- (an internal dependency, as snowflake's own members have): so DROP
+    -- EXTENSION removes it with the class, and pg_dump --binary-upgrade (what
+    -- pg_upgrade restores from) writes it into the class's definition, before
+    -- any foreign key or index that needs it. A restored class binds only its
+    -- own members again: hence the repair after each pg_upgrade.
+    WITH member AS (
+        SELECT 'pg_amop'::regclass AS classid, o.oid AS objid, c.oid AS opclass
+          FROM pg_amop o JOIN pg_opclass c ON c.opcfamily = o.amopfamily
+         WHERE c.opcintype = format('%I.snowflake', ext)::regtype
+           AND format('%I.snowflake', ext)::regtype IN (o.amoplefttype, o.amoprighttype)
+        UNION ALL
+        SELECT 'pg_amproc'::regclass, p.oid, c.oid
+          FROM pg_amproc p JOIN pg_opclass c ON c.opcfamily = p.amprocfamily
+         WHERE c.opcintype = format('%I.snowflake', ext)::regtype
+           AND format('%I.snowflake', ext)::regtype IN (p.amproclefttype, p.amprocrighttype)),
+    bound AS (
+        INSERT INTO pg_depend (classid, objid, objsubid, refclassid, refobjid, refobjsubid, deptype)
+        SELECT m.classid, m.objid, 0, 'pg_opclass'::regclass, m.opclass, 0, 'i'
+          FROM member m
+         WHERE NOT EXISTS (SELECT FROM pg_depend d WHERE d.classid = m.classid AND d.objid = m.objid
+                                                      AND d.refclassid = 'pg_opclass'::regclass AND d.deptype = 'i')
+        RETURNING 1)
+    SELECT added + count(*) INTO added FROM bound;
+    RETURN added;
+END
+$$;
+COMMENT ON FUNCTION snowflake_repair_integer_ops() IS
+    'adds snowflake''s members to core''s integer_ops families where missing and binds them to its classes (run after pg_upgrade); returns how many it changed';
+REVOKE ALL ON FUNCTION snowflake_repair_integer_ops() FROM PUBLIC;
+SELECT snowflake_repair_integer_ops();
 
+CREATE OPERATOR FAMILY snowflake_minmax_ops USING brin;
+COMMENT ON OPERATOR FAMILY snowflake_minmax_ops USING brin IS 'BRIN minmax for snowflake, also against smallint, integer and bigint';
 CREATE OPERATOR CLASS snowflake_minmax_ops DEFAULT FOR TYPE snowflake USING brin FAMILY snowflake_minmax_ops AS
     OPERATOR 1 <, OPERATOR 2 <=, OPERATOR 3 =, OPERATOR 4 >=, OPERATOR 5 >,
     FUNCTION 1 brin_minmax_opcinfo(internal),
     FUNCTION 2 brin_minmax_add_value(internal, internal, internal, internal),
     FUNCTION 3 brin_minmax_consistent(internal, internal, internal),
-    FUNCTION 4 brin_minmax_union(internal, internal, internal);
-COMMENT ON OPERATOR CLASS snowflake_minmax_ops USING brin IS 'default BRIN class for snowflake: minmax';
-
-ALTER OPERATOR FAMILY snowflake_minmax_ops USING brin ADD
+    FUNCTION 4 brin_minmax_union(internal, internal, internal),
     OPERATOR 1 < (snowflake, bigint), OPERATOR 2 <= (snowflake, bigint), OPERATOR 3 = (snowflake, bigint),
     OPERATOR 4 >= (snowflake, bigint), OPERATOR 5 > (snowflake, bigint),
     OPERATOR 1 < (snowflake, integer), OPERATOR 2 <= (snowflake, integer), OPERATOR 3 = (snowflake, integer),
     OPERATOR 4 >= (snowflake, integer), OPERATOR 5 > (snowflake, integer),
     OPERATOR 1 < (snowflake, smallint), OPERATOR 2 <= (snowflake, smallint), OPERATOR 3 = (snowflake, smallint),
     OPERATOR 4 >= (snowflake, smallint), OPERATOR 5 > (snowflake, smallint);
-
--- aggregates
-
-CREATE FUNCTION _snowflake_larger(snowflake, snowflake) RETURNS snowflake
-    AS 'int8larger' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE;
-CREATE FUNCTION _snowflake_smaller(snowflake, snowflake) RETURNS snowflake
-    AS 'int8smaller' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE;
-COMMENT ON FUNCTION _snowflake_larger(snowflake, snowflake) IS 'aggregate support: the larger id';
-COMMENT ON FUNCTION _snowflake_smaller(snowflake, snowflake) IS 'aggregate support: the smaller id';
-CREATE AGGREGATE max(snowflake) (SFUNC = _snowflake_larger, STYPE = snowflake, COMBINEFUNC = _snowflake_larger, SORTOP = >, PARALLEL = SAFE);
-CREATE AGGREGATE min(snowflake) (SFUNC = _snowflake_smaller, STYPE = snowflake, COMBINEFUNC = _snowflake_smaller, SORTOP = <, PARALLEL = SAFE);
-COMMENT ON AGGREGATE max(snowflake) IS 'the largest (newest) id';
-COMMENT ON AGGREGATE min(snowflake) IS 'the smallest (oldest) id';
+COMMENT ON OPERATOR CLASS snowflake_minmax_ops USING brin IS 'default BRIN class for snowflake: minmax';
 
 -- decoding: one overload, on bigint, serves snowflake too (it widens to bigint).
 -- The one-argument forms honour snowflake.epoch and are STABLE; the forms

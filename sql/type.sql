@@ -89,13 +89,26 @@ SELECT 7167350074945572864::snowflake::bigint AS to_bigint,
        pg_typeof(7167350074945572864::snowflake::bigint);
 SELECT 42::snowflake::bigint::integer AS via_bigint_to_int;
 SELECT CAST(CAST(9223372036854775807 AS snowflake) AS bigint) = 9223372036854775807 AS bigint_round_trip;
--- negative bigint and integer are refused
-SELECT (-1)::snowflake;
+-- a negative bigint is refused; smallint and integer widen exactly, as to
+-- bigint (the sentinel idioms, below)
 SELECT (-1)::bigint::snowflake;
 SELECT (-9223372036854775808)::bigint::snowflake;
-SELECT (-2147483648)::integer::snowflake;
 SELECT snowflake(-5::bigint);
-SELECT snowflake(-5);
+SELECT (-1)::snowflake AS integer_minus_one, (-2147483648)::integer::snowflake AS integer_min,
+       (-32768)::smallint::snowflake AS smallint_min, snowflake(-5) AS function_of_integer;
+-- numeric, real and double precision: explicitly and by assignment, both ways,
+-- rounding as bigint does; negatives refused
+SELECT 7167350074945572864::snowflake::numeric AS to_numeric, 4194304::snowflake::double precision AS to_double,
+       4194304::snowflake::real AS to_real, 12.5::numeric::snowflake AS from_numeric,
+       12.4::double precision::snowflake AS from_double, 2.5::real::snowflake AS from_real,
+       9223372036854775807::numeric::snowflake AS from_numeric_max;
+SELECT (-0.5)::numeric::snowflake;
+SELECT (-1.0)::double precision::snowflake;
+SELECT 9223372036854775808::numeric::snowflake;
+CREATE TEMP TABLE to_numeric_t (n numeric, d double precision, r real);
+INSERT INTO to_numeric_t SELECT s, s, s FROM (VALUES ('1000'::snowflake)) v(s);
+SELECT * FROM to_numeric_t;
+DROP TABLE to_numeric_t;
 
 --
 -- Assignment into a snowflake column
@@ -128,13 +141,16 @@ SELECT count(*) AS generated, count(DISTINCT id) AS distinct_ids,
        bool_and((snowflake_decode(id)).worker_id = 1) AS worker_1,
        bool_and(id > 4194304) AS above_fixed
 FROM assign_t WHERE note LIKE 'default%';
--- refused: negative values, in every form
-INSERT INTO assign_t VALUES (-1, 'negative integer');
+-- refused: negative values from bigint, text and numeric
 INSERT INTO assign_t VALUES (-1::bigint, 'negative bigint');
 INSERT INTO assign_t VALUES ('-1', 'negative text');
+INSERT INTO assign_t VALUES (-1.0, 'negative numeric');
 EXECUTE ins_bigint(-4);
+UPDATE assign_t SET id = -1::bigint WHERE id = 1;
+-- an integer widens as to bigint: a negative integer is kept, as in a bigint key
 EXECUTE ins_int(-5);
-UPDATE assign_t SET id = -1 WHERE id = 1;
+SELECT id, note FROM assign_t WHERE id < 0;
+DELETE FROM assign_t WHERE id < 0;
 -- unique key
 INSERT INTO assign_t VALUES (1, 'duplicate');
 INSERT INTO assign_t VALUES (1, 'upsert') ON CONFLICT (id) DO UPDATE SET note = excluded.note;
@@ -251,22 +267,33 @@ DROP TABLE json_t;
 --
 -- Operator classes
 --
--- amvalidate() reports the B-tree and hash families incomplete: they hold no
--- operator between two core types, on purpose (see neutrality.sql)
+-- snowflake's B-tree and hash classes are members of core's integer_ops
+-- families, complete (amvalidate) with the classes of smallint, integer and
+-- bigint; not DEFAULT, so that an index on a snowflake column gets int8_ops
 SELECT opcname, amname, opcdefault, amvalidate(c.oid) AS valid
 FROM pg_opclass c JOIN pg_am a ON a.oid = c.opcmethod
 WHERE opcintype = 'snowflake'::regtype ORDER BY amname, opcname;
 SELECT c.opcname, a.amname, f.opfname AS family
 FROM pg_opclass c JOIN pg_am a ON a.oid = c.opcmethod JOIN pg_opfamily f ON f.oid = c.opcfamily
 WHERE c.opcintype = 'snowflake'::regtype ORDER BY a.amname, c.opcname;
--- the B-tree and hash families: snowflake, and snowflake against smallint, integer, bigint
-SELECT a.amname, o.amopstrategy, o.amoplefttype::regtype, o.amoprighttype::regtype, o.amopopr::regoperator
+SELECT amvalidate(c.oid) AS int8_ops_valid FROM pg_opclass c JOIN pg_am a ON a.oid = c.opcmethod
+WHERE c.opcname = 'int8_ops' AND a.amname IN ('btree', 'hash');
+-- the members of core's families that are ours, each involving snowflake,
+-- each bound to our class of its access method (so that DROP EXTENSION and
+-- pg_upgrade see them as ours; see snowflake_repair_integer_ops())
+SELECT a.amname, o.amopstrategy, o.amoplefttype::regtype, o.amoprighttype::regtype, o.amopopr::regoperator,
+       (SELECT c.opcname FROM pg_depend r JOIN pg_opclass c ON c.oid = r.refobjid
+         WHERE r.classid = 'pg_amop'::regclass AND r.objid = o.oid AND r.refclassid = 'pg_opclass'::regclass
+           AND r.deptype = 'i') AS member_of
 FROM pg_amop o JOIN pg_opfamily f ON f.oid = o.amopfamily JOIN pg_am a ON a.oid = f.opfmethod
-WHERE f.opfname = 'snowflake_ops'
+WHERE f.opfname = 'integer_ops' AND 'snowflake'::regtype IN (o.amoplefttype, o.amoprighttype)
 ORDER BY a.amname, o.amoplefttype::regtype::text, o.amoprighttype::regtype::text, o.amopstrategy;
-SELECT a.amname, p.amprocnum, p.amproclefttype::regtype, p.amprocrighttype::regtype, p.amproc::regprocedure
+SELECT a.amname, p.amprocnum, p.amproclefttype::regtype, p.amprocrighttype::regtype, p.amproc::regprocedure,
+       (SELECT c.opcname FROM pg_depend r JOIN pg_opclass c ON c.oid = r.refobjid
+         WHERE r.classid = 'pg_amproc'::regclass AND r.objid = p.oid AND r.refclassid = 'pg_opclass'::regclass
+           AND r.deptype = 'i') AS member_of
 FROM pg_amproc p JOIN pg_opfamily f ON f.oid = p.amprocfamily JOIN pg_am a ON a.oid = f.opfmethod
-WHERE f.opfname = 'snowflake_ops'
+WHERE f.opfname = 'integer_ops' AND 'snowflake'::regtype IN (p.amproclefttype, p.amprocrighttype)
 ORDER BY a.amname, p.amproclefttype::regtype::text, p.amprocrighttype::regtype::text, p.amprocnum;
 -- comparison operators are leakproof, and merge/hash-joinable where they should be
 SELECT o.oprname, count(*) AS operators, bool_and(p.proleakproof) AS leakproof,
@@ -466,7 +493,8 @@ SELECT 2147483647::snowflake::integer AS fits, pg_typeof(5::snowflake::integer),
        32767::snowflake::smallint AS fits_smallint, pg_typeof(5::snowflake::smallint);
 SELECT 2147483648::snowflake::integer;
 SELECT 32768::snowflake::smallint;
--- min and max aggregates, also by index
+-- min and max are bigint's (snowflake widens to bigint), so that they read
+-- the index under any search_path
 SELECT min(x::snowflake), max(x::snowflake), pg_typeof(max(x::snowflake)) FROM generate_series(1, 10) x;
 SELECT min(x::snowflake), max(x::snowflake) FROM generate_series(1, 0) x;
 CREATE TABLE agg_t (id snowflake PRIMARY KEY);
@@ -523,10 +551,29 @@ SELECT count(*) AS decode_overloads FROM pg_proc WHERE proname = 'snowflake_deco
 INSERT INTO mix_t (id, b, i, h) VALUES (11::smallint, '12'::snowflake, '13'::snowflake, '14'::snowflake);
 INSERT INTO mix_t (id) SELECT b FROM mix_t WHERE b = 8 LIMIT 1;
 SELECT id, b, i, h FROM mix_t WHERE id IN (8, 11) ORDER BY id;
--- refused: negatives in every implicit and assignment path
-SELECT COALESCE(id, -1) FROM mix_t WHERE id IS NULL;
-SELECT GREATEST(id, -1::smallint) FROM mix_t;
+-- sentinel idioms with a negative integer give what they give on bigint: the
+-- integer widens to snowflake exactly; decoding such a value is refused
+SELECT form, pg_typeof(v)::text AS resolves_to, v::text AS value
+FROM (
+    SELECT 1, 'COALESCE(id, -1)', COALESCE(id, -1) FROM mix_t WHERE id IS NULL
+    UNION ALL SELECT 2, 'GREATEST(id, -1::smallint)', GREATEST(id, -1::smallint) FROM mix_t WHERE id IS NOT NULL
+    UNION ALL SELECT 3, 'CASE WHEN id > 7 THEN id ELSE -1 END', CASE WHEN id > 7 THEN id ELSE -1 END FROM mix_t WHERE id IS NOT NULL
+    UNION ALL SELECT 4, 'LEAST(id, -2147483648)', LEAST(id, -2147483648) FROM mix_t WHERE id IS NOT NULL
+    ) AS sentinel_forms(k, form, v)
+ORDER BY k;
+SELECT count(*) AS unmatched FROM mix_b b LEFT JOIN mix_t t ON t.id = b.id + 1 WHERE COALESCE(t.id, -1) = -1;
+SELECT snowflake_decode(COALESCE(id, -1)) FROM mix_t WHERE id IS NULL;
+-- refused: a negative bigint, and negative text
 INSERT INTO mix_t (id) VALUES (-1::bigint);
+SELECT COALESCE(id, '-1') FROM mix_t WHERE id IS NULL;
+-- numeric, real and double precision do not mix implicitly (see the casts in
+-- the install script): a cast to numeric or bigint says which arithmetic
+SELECT id::numeric / 1000.0 AS numeric_division, id::numeric * 1.5 AS numeric_product,
+       id::bigint = 7.0 AS numeric_comparison, round(id::numeric, -1) AS rounded,
+       COALESCE(id::numeric, 1.5) AS numeric_coalesce, id::double precision * 0.5 AS double_product
+FROM mix_t WHERE id IS NOT NULL;
+SELECT id / 1000.0 FROM mix_t;
+SELECT COALESCE(id, 1.5) FROM mix_t;
 DROP TABLE mix_t, mix_b;
 -- no conversions by text parsing: these fail when the statement is analysed
 SELECT 1::snowflake::interval;

@@ -116,17 +116,10 @@ SNOWFLAKE_FUNCTION(snowflake_recv) {
     PG_RETURN_INT64(static_cast<std::int64_t>(id_or_refuse(pq_getmsgint64(buffer))));
 }
 
-// bigint, integer, smallint -> snowflake: every non-negative value is a snowflake.
+// bigint -> snowflake: every non-negative value is a snowflake. (smallint and
+// integer widen with int8's own functions, keeping a negative sentinel.)
 SNOWFLAKE_FUNCTION(snowflake_from_bigint) {
     PG_RETURN_INT64(static_cast<std::int64_t>(id_or_refuse(PG_GETARG_INT64(0))));
-}
-
-SNOWFLAKE_FUNCTION(snowflake_from_integer) {
-    PG_RETURN_INT64(static_cast<std::int64_t>(id_or_refuse(PG_GETARG_INT32(0))));
-}
-
-SNOWFLAKE_FUNCTION(snowflake_from_smallint) {
-    PG_RETURN_INT64(static_cast<std::int64_t>(id_or_refuse(PG_GETARG_INT16(0))));
 }
 
 // jsonb -> snowflake: a JSON string of digits (as to_json gives it) or a JSON

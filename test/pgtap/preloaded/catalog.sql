@@ -6,7 +6,7 @@ CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS snowflake;
 
 BEGIN;
-SELECT plan(166);
+SELECT plan(167);
 
 -- functions: name, arguments, result, volatility, strictness, parallel safety
 CREATE TEMP TABLE expected_function (name name, args name[], returns text, volatility text)
@@ -107,8 +107,8 @@ SELECT is(42::bigint::snowflake::text, '42', 'bigint -> snowflake cast keeps the
 SELECT is(42::snowflake::bigint, 42::bigint, 'snowflake -> bigint cast keeps the value');
 SELECT throws_ok('SELECT (-1)::bigint::snowflake', '22003',
                  'snowflake id must not be negative: -1', 'negative bigint -> snowflake is refused');
-SELECT throws_ok('SELECT (-1)::integer::snowflake', '22003',
-                 'snowflake id must not be negative: -1', 'negative integer -> snowflake is refused');
+SELECT is((-1)::integer::snowflake::bigint, -1::bigint,
+          'a negative integer widens to snowflake as to bigint (sentinels such as COALESCE(id, -1))');
 
 -- operators: = <> < <= > >= for snowflake with snowflake, bigint, integer, smallint on either side
 SELECT has_operator(l, op, r, 'boolean', format('operator %s(%s, %s) exists', op, l, r))
@@ -130,42 +130,45 @@ SELECT lives_ok($$SELECT '5'::snowflake = 5, 5 = '5'::snowflake, '5'::snowflake 
 SELECT ok('5'::snowflake < 6 AND 6::bigint >= '6'::snowflake AND '7'::snowflake = 7::bigint
           AND NOT ('7'::snowflake <> 7), 'comparisons with bigint give the right answers');
 
--- operator classes: default btree, hash and brin for snowflake
+-- operator classes: btree and hash in core's integer_ops (not DEFAULT: an
+-- index on a snowflake column gets int8_ops), a default BRIN class
 SELECT has_opclass('snowflake_ops', 'operator class snowflake_ops exists');
 SELECT has_opclass('snowflake_minmax_ops', 'operator class snowflake_minmax_ops exists');
 SELECT results_eq(
-    $$SELECT a.amname::text COLLATE "default", c.opcname::text COLLATE "default", c.opcdefault
-        FROM pg_opclass c JOIN pg_am a ON a.oid = c.opcmethod
+    $$SELECT a.amname::text COLLATE "default", c.opcname::text COLLATE "default", c.opcdefault,
+             f.opfname::text COLLATE "default"
+        FROM pg_opclass c JOIN pg_am a ON a.oid = c.opcmethod JOIN pg_opfamily f ON f.oid = c.opcfamily
        WHERE c.opcintype = 'snowflake'::regtype ORDER BY a.amname$$,
-    $$VALUES ('brin', 'snowflake_minmax_ops', true), ('btree', 'snowflake_ops', true),
-             ('hash', 'snowflake_ops', true)$$,
-    'snowflake has default btree, hash and brin operator classes');
+    $$VALUES ('brin', 'snowflake_minmax_ops', true, 'snowflake_minmax_ops'),
+             ('btree', 'snowflake_ops', false, 'integer_ops'), ('hash', 'snowflake_ops', false, 'integer_ops')$$,
+    'snowflake''s btree and hash classes are in core''s integer_ops, not default; its BRIN class is default');
 SELECT results_eq(
     $$SELECT amproclefttype::regtype::text, amprocrighttype::regtype::text, amprocnum::int
         FROM pg_amproc
        WHERE amprocfamily = (SELECT oid FROM pg_opfamily
-                              WHERE opfname = 'snowflake_ops'
+                              WHERE opfname = 'integer_ops'
                                 AND opfmethod = (SELECT oid FROM pg_am WHERE amname = 'btree'))
+         AND 'snowflake'::regtype IN (amproclefttype, amprocrighttype)
        ORDER BY 1, 2, 3$$,
-    $$VALUES ('bigint', 'bigint', 1), ('bigint', 'snowflake', 1), ('integer', 'integer', 1),
-             ('integer', 'snowflake', 1), ('smallint', 'smallint', 1), ('smallint', 'snowflake', 1),
+    $$VALUES ('bigint', 'snowflake', 1), ('integer', 'snowflake', 1), ('smallint', 'snowflake', 1),
              ('snowflake', 'bigint', 1), ('snowflake', 'bigint', 3), ('snowflake', 'integer', 1),
              ('snowflake', 'smallint', 1), ('snowflake', 'snowflake', 1), ('snowflake', 'snowflake', 2),
              ('snowflake', 'snowflake', 4)$$,
-    'the btree family compares snowflake with the integers, has sort support, in_range and equalimage');
+    'integer_ops compares snowflake with the integers, with sort support, in_range and equalimage');
 SELECT is((SELECT count(*)::int FROM pg_amop
             WHERE amopfamily = (SELECT oid FROM pg_opfamily
-                                 WHERE opfname = 'snowflake_ops'
+                                 WHERE opfname = 'integer_ops'
                                    AND opfmethod = (SELECT oid FROM pg_am WHERE amname = 'hash'))
-              AND amopstrategy = 1),
-          7, 'the hash family holds = for snowflake and its mixes with the integers');
+              AND 'snowflake'::regtype IN (amoplefttype, amoprighttype)),
+          7, 'the hash integer_ops holds = for snowflake and its mixes with the integers');
+SELECT is(snowflake_repair_integer_ops(), 0, 'snowflake_repair_integer_ops() finds nothing missing after CREATE EXTENSION');
 SELECT is_empty(
     $$SELECT amopopr::regoperator FROM pg_amop o JOIN pg_opfamily f ON f.oid = o.amopfamily
        WHERE f.opfname LIKE 'snowflake%' AND o.amoplefttype <> 'snowflake'::regtype
          AND o.amoprighttype <> 'snowflake'::regtype$$,
     'no operator between two core types in any snowflake family (planner neutrality)');
-SELECT has_function('min', ARRAY['snowflake'], 'aggregate min(snowflake) exists');
-SELECT has_function('max', ARRAY['snowflake'], 'aggregate max(snowflake) exists');
+SELECT hasnt_function('max', ARRAY['snowflake'], 'no max(snowflake): bigint''s max() reads the index under any search_path');
+SELECT hasnt_function('min', ARRAY['snowflake'], 'no min(snowflake): bigint''s min() reads the index under any search_path');
 SELECT is(_snowflake_hash('123456789'), hashint8(123456789),
           'snowflake hashes like bigint (hash-compatible)');
 SELECT is(_snowflake_hash_extended('123456789', 42), hashint8extended(123456789, 42),

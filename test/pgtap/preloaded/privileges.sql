@@ -28,8 +28,9 @@ SELECT set_eq(
        WHERE d.classid = 'pg_proc'::regclass AND d.deptype = 'e'
          AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'snowflake')
          AND NOT has_function_privilege('snowflake_plain', p.oid, 'EXECUTE')$$,
-    ARRAY['snowflake_status()'::regprocedure, 'snowflake_adopt_worker_id()'::regprocedure],
-    'a role without privileges may execute every function of the extension but snowflake_status() and snowflake_adopt_worker_id()');
+    ARRAY['snowflake_status()'::regprocedure, 'snowflake_adopt_worker_id()'::regprocedure,
+          'snowflake_repair_integer_ops()'::regprocedure],
+    'a role without privileges may execute every function of the extension but snowflake_status(), snowflake_adopt_worker_id() and snowflake_repair_integer_ops()');
 SELECT results_eq(
     $$SELECT has_function_privilege('pg_monitor', 'snowflake_status()', 'EXECUTE'),
              has_function_privilege('pg_monitor', 'snowflake_adopt_worker_id()', 'EXECUTE')$$,

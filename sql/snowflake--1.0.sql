@@ -18,9 +18,9 @@ COMMENT ON FUNCTION snowflake_nextvals(bigint) IS 'n increasing ids, reserved at
 CREATE FUNCTION snowflake_status(
     OUT worker_id integer, OUT epoch timestamptz, OUT last_id bigint,
     OUT restart_floor timestamptz, OUT lead_ms bigint, OUT lease_until timestamptz, OUT clock_regressions bigint, OUT borrowed_ms bigint,
-    OUT waits bigint, OUT lease_extensions bigint, OUT generating boolean)
+    OUT waits bigint, OUT lease_extensions bigint, OUT generating boolean, OUT writer_stalled_ms bigint)
     AS 'MODULE_PATHNAME', 'snowflake_status' LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
-COMMENT ON FUNCTION snowflake_status() IS 'the generator''s settings, position and counters';
+COMMENT ON FUNCTION snowflake_status() IS 'the generator''s settings, position and counters; writer_stalled_ms: how long the lease writer has not answered (NULL: it answers)';
 
 CREATE VIEW snowflake_status AS SELECT * FROM snowflake_status();
 COMMENT ON VIEW snowflake_status IS 'the generator''s settings, position and counters';
@@ -907,14 +907,22 @@ COMMENT ON FUNCTION snowflake_from_timestamp_as(timestamptz, text) IS 'the small
 -- above do.
 
 CREATE FUNCTION snowflake_workers(tbl regclass, col name DEFAULT 'id')
-    RETURNS TABLE (worker_id integer, rows bigint, first_ts timestamptz, last_ts timestamptz)
+    RETURNS TABLE (worker_id integer, rows bigint, first_ts timestamptz, last_ts timestamptz, origins text[])
     LANGUAGE plpgsql STABLE STRICT PARALLEL RESTRICTED SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     ext name := (SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'snowflake');
+    -- where each row came from, by the transaction that wrote it (track_commit_timestamp):
+    -- 'local', the subscription (or replication origin) it was applied from, or 'unknown'
+    origin text := CASE WHEN current_setting('track_commit_timestamp')::boolean THEN
+        $o$(SELECT CASE o.roident WHEN 0 THEN 'local'
+                                  ELSE coalesce((SELECT s.subname::text FROM pg_subscription s WHERE r.roname = 'pg_' || s.oid), r.roname::text, 'unknown') END
+              FROM pg_xact_commit_timestamp_origin(xmin) o LEFT JOIN pg_replication_origin r ON r.roident = o.roident)$o$
+        ELSE 'NULL::text' END;
 BEGIN
     RETURN QUERY EXECUTE format(
-        'SELECT (%1$I.snowflake_decode(k)).worker_id, count(*), %1$I.snowflake_to_timestamp(min(k)), %1$I.snowflake_to_timestamp(max(k))
-           FROM (SELECT %2$I::bigint AS k FROM %3$s WHERE %2$I IS NOT NULL) AS keys GROUP BY 1 ORDER BY 1',
-        ext, col, tbl);
+        'SELECT (%1$I.snowflake_decode(k)).worker_id, count(*), %1$I.snowflake_to_timestamp(min(k)), %1$I.snowflake_to_timestamp(max(k)),
+                CASE WHEN count(o) > 0 THEN array_agg(DISTINCT coalesce(o, ''unknown'') ORDER BY coalesce(o, ''unknown'')) END
+           FROM (SELECT %2$I::bigint AS k, %4$s AS o FROM %3$s WHERE %2$I IS NOT NULL) AS keys GROUP BY 1 ORDER BY 1',
+        ext, col, tbl, origin);
 END $$;
-COMMENT ON FUNCTION snowflake_workers(regclass, name) IS 'the worker ids in a table''s snowflake keys, with how many rows each made and the times of its first and last: a fleet check for an aggregator of several nodes';
+COMMENT ON FUNCTION snowflake_workers(regclass, name) IS 'the worker ids in a table''s snowflake keys, with how many rows each made, the times of its first and last, and (with track_commit_timestamp) the origins its rows came from: a fleet check for an aggregator of several nodes, where two origins under one worker id are two nodes sharing it';

@@ -19,7 +19,7 @@ enum class Status : std::uint8_t {
     ClockBeforeEpoch, // the system clock reads earlier than snowflake.epoch
     TimeExhausted,    // the 41-bit time field is used up for this epoch
     NoWorker,         // no worker id is in effect
-    Fenced,           // the worker id is a copied data directory's source's (see fenced_worker_id)
+    Fenced,           // the worker id is a copied data directory's source's (see fence)
 };
 
 inline constexpr std::uint64_t kHandover = std::uint64_t{1} << 63;  // above every id
@@ -28,7 +28,7 @@ inline constexpr std::uint64_t kHandover = std::uint64_t{1} << 63;  // above eve
 struct GeneratorState {
     std::atomic<std::uint64_t> last_id;        // highest id issued since start; 0: none yet
     std::atomic<std::uint32_t> worker_id;      // in effect for the whole node, or kNoWorker
-    std::atomic<std::uint32_t> fenced_worker_id;  // refused: a restored copy's source's, or kNoWorker
+    std::atomic<std::uint64_t> fenced[(kMaxWorker + 1) / 64];  // refused worker ids: a copy's sources'
     std::atomic<std::uint64_t> floor_id;       // ids issued before start (or by the primary) are <= it
     std::atomic<std::uint64_t> floor_lead_ms;  // how far the floor put ids ahead of clock_high
     std::atomic<std::uint64_t> clock_high;     // highest clock reading seen, also before a restart
@@ -44,6 +44,20 @@ struct GeneratorState {
 static_assert(std::is_standard_layout_v<GeneratorState>);
 static_assert(std::atomic<std::uint64_t>::is_always_lock_free);
 static_assert(std::atomic<std::uint32_t>::is_always_lock_free);
+
+// The fence: worker ids a copy of another node's data directory refuses.
+inline bool is_fenced(const GeneratorState& state, std::uint32_t worker_id) noexcept {
+    return worker_id <= kMaxWorker &&
+           (state.fenced[worker_id / 64].load(std::memory_order_relaxed) >> (worker_id % 64) & 1) != 0;
+}
+inline void fence(GeneratorState& state, std::uint32_t worker_id, bool fenced) noexcept {
+    if (worker_id > kMaxWorker) return;
+    const std::uint64_t bit = std::uint64_t{1} << (worker_id % 64);
+    if (fenced)
+        state.fenced[worker_id / 64].fetch_or(bit);
+    else
+        state.fenced[worker_id / 64].fetch_and(~bit);
+}
 
 struct Config {
     std::int64_t epoch_unix_ms;   // the epoch, as ms since 1970-01-01 UTC
@@ -91,7 +105,7 @@ inline void init_state(GeneratorState& state, std::uint32_t worker_id, bool has_
                        std::uint64_t lease_ms, std::uint64_t clock_ms) noexcept {
     state.last_id.store(0);
     state.worker_id.store(worker_id);
-    state.fenced_worker_id.store(kNoWorker);
+    for (auto& word : state.fenced) word.store(0);
     state.floor_id.store(0);
     state.floor_lead_ms.store(0);
     state.clock_high.store(0);
@@ -112,22 +126,31 @@ inline std::uint64_t id_floor(const GeneratorState& state) noexcept {
                     state.floor_id.load(std::memory_order_acquire));
 }
 
+// How far ids at `ms` stand ahead by borrowing: `ms`, or 0 when it is at most
+// the first millisecond above the floor, where a restart puts the ids without
+// any borrowing (the floor is the old lease, itself ahead of the clock).
+inline std::uint64_t borrowed_to(const GeneratorState& state, std::uint64_t ms) noexcept {
+    const std::uint64_t floor = state.floor_id.load(std::memory_order_relaxed);
+    return floor != 0 && ms <= time_of(floor) + 1 ? 0 : ms;
+}
+
 // Where the ids stand for the lease, at clock reading `now_ms`: the highest
-// clock reading, or the time of the id needed or last issued if later, but
-// never past the lead window of that clock reading.
+// clock reading, or the time of the id needed or last issued if ids were
+// borrowed that far, but never past the lead window of that clock reading.
 inline std::uint64_t lease_base(const GeneratorState& state, const Config& config,
                                 std::uint64_t needed_ms, std::uint64_t now_ms) noexcept {
     const std::uint64_t high = std::max(now_ms, state.clock_high.load(std::memory_order_relaxed));
     const std::uint64_t last = state.last_id.load(std::memory_order_relaxed);
-    const std::uint64_t ahead = std::max(needed_ms, last == 0 ? 0 : time_of(last));
+    const std::uint64_t ahead = borrowed_to(state, std::max(needed_ms, last == 0 ? 0 : time_of(last)));
     return std::max(high, std::min(ahead, high + config.max_lead_ms));
 }
 
 // The lease to write for a caller that needs `needed_ms`, at clock reading
-// `now_ms`: a span past where the ids stand. Ids borrowed ahead of the clock
-// move it within the lead window, and nothing else does: with no id borrowed
-// the first id after a crash is at most lease_span (+1 ms) ahead of the clock,
-// and after any number of crashes at most max_lead + lease_span.
+// `now_ms`: a span past where the ids stand, and at least what is needed. Ids
+// borrowed ahead of the clock move it within the lead window, and nothing else
+// does, not the floor a restart starts from: with no id borrowed, the first id
+// after any number of crashes in a row is at most lease_span (+1 ms) ahead of
+// the clock, whatever max_lead.
 inline std::uint64_t lease_target(const GeneratorState& state, const Config& config,
                                   std::uint64_t needed_ms, std::uint64_t now_ms = 0) noexcept {
     const std::uint64_t base = lease_base(state, config, needed_ms, now_ms);
@@ -239,7 +262,7 @@ Reservation reserve(GeneratorState& state, const Config& config, std::uint64_t w
     std::uint64_t last = state.last_id.load(std::memory_order_acquire);
     for (;;) {
         const std::uint32_t worker_id = state.worker_id.load(std::memory_order_acquire);
-        if (worker_id == kNoWorker || worker_id == state.fenced_worker_id.load(std::memory_order_relaxed)) {
+        if (worker_id == kNoWorker || is_fenced(state, worker_id)) {
             r.status = worker_id == kNoWorker ? Status::NoWorker : Status::Fenced;
             return r;
         }
@@ -282,8 +305,9 @@ Reservation reserve(GeneratorState& state, const Config& config, std::uint64_t w
             r.first = first;
             r.count = count;
             r.replaced = last;
-            r.lease_low =
-                lease_is_low(std::max(clock, std::min(new_ms, clock + config.max_lead_ms)), lease, config);
+            r.lease_low = lease_is_low(
+                std::max(clock, std::min(borrowed_to(state, new_ms), clock + config.max_lead_ms)), lease,
+                config);
             return r;
         }
     }

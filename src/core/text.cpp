@@ -1,5 +1,8 @@
 #include "text.hpp"
 
+#include <algorithm>
+#include <array>
+#include <cstdarg>
 #include <cstdio>
 #include <cstring>
 
@@ -108,69 +111,157 @@ bool parse_timestamp(const char* text, std::int64_t& unix_ms) noexcept {
 
 namespace {
 
-constexpr int kLeaseVersion = 3;
+constexpr int kLeaseVersion = 4;
 
-std::size_t format_lease_version(const Lease& lease, int version, char* buf) noexcept {
-    int n = std::snprintf(buf, kLeaseTextMax, "snowflake lease %d\nepoch_unix_ms %lld\nlease_ms %llu\n",
-                          version, static_cast<long long>(lease.epoch_unix_ms),
-                          static_cast<unsigned long long>(lease.lease_ms));
-    if (n > 0 && version >= 2)
-        n += std::snprintf(buf + n, kLeaseTextMax - static_cast<std::size_t>(n), "clock_ms %llu\n",
-                           static_cast<unsigned long long>(lease.clock_ms));
-    if (n > 0 && version >= 3)
-        n += lease.worker_id == kNoWorker
-                 ? std::snprintf(buf + n, kLeaseTextMax - static_cast<std::size_t>(n), "worker_id none\n")
-                 : std::snprintf(buf + n, kLeaseTextMax - static_cast<std::size_t>(n), "worker_id %u\n",
-                                 lease.worker_id);
-    return n > 0 ? static_cast<std::size_t>(n) : 0;
+// The checksum line of version 4: "crc32c " and 8 lower-case hex digits.
+constexpr std::size_t kChecksumLine = 16;
+
+constexpr std::array<std::uint32_t, 256> kCrc32cTable = [] {
+    std::array<std::uint32_t, 256> table{};
+    for (std::uint32_t i = 0; i < 256; ++i) {
+        std::uint32_t crc = i;
+        for (int bit = 0; bit < 8; ++bit) crc = (crc >> 1) ^ (crc & 1 ? 0x82F63B78u : 0);
+        table[i] = crc;
+    }
+    return table;
+}();
+
+// Appends to the lease text of length n in buf (kLeaseTextMax bytes), only
+// while it fits (it always does: kLeaseTextMax is the longest text of any
+// lease); n past the buffer marks a text cut short.
+__attribute__((format(printf, 3, 4))) void appendf(char* buf, std::size_t& n, const char* format, ...) noexcept {
+    if (n >= kLeaseTextMax) return;
+    va_list args;
+    va_start(args, format);
+    const int written = std::vsnprintf(buf + n, kLeaseTextMax - n, format, args);
+    va_end(args);
+    n = written < 0 ? kLeaseTextMax : n + static_cast<std::size_t>(written);
 }
 
-// "<name> <decimal up to max>\n" at p.
-bool lease_field(const char*& p, const char* name, std::uint64_t max, std::uint64_t& value) noexcept {
+std::size_t format_lease_version(const Lease& lease, int version, char* buf) noexcept {
+    std::size_t n = 0;
+    appendf(buf, n, "snowflake lease %d\nepoch_unix_ms %lld\nlease_ms %llu\n", version,
+            static_cast<long long>(lease.epoch_unix_ms), static_cast<unsigned long long>(lease.lease_ms));
+    const auto append = [&](const char* text) { appendf(buf, n, "%s", text); };
+    if (version >= 2) appendf(buf, n, "clock_ms %llu\n", static_cast<unsigned long long>(lease.clock_ms));
+    if (version >= 3) {
+        if (lease.worker_id == kNoWorker)
+            append("worker_id none\n");
+        else
+            appendf(buf, n, "worker_id %u\n", lease.worker_id);
+    }
+    if (version >= 4) {
+        append("fenced");
+        if (lease.fenced_count == 0) append(" none");
+        for (std::size_t i = 0; i < std::min<std::size_t>(lease.fenced_count, kMaxFenced); ++i)
+            appendf(buf, n, " %u", lease.fenced[i]);
+        append("\n");
+        appendf(buf, n, "directory %llu %llu\n", static_cast<unsigned long long>(lease.directory_host),
+                static_cast<unsigned long long>(lease.directory_inode));
+        if (n < kLeaseTextMax) appendf(buf, n, "crc32c %08x\n", crc32c(buf, n));
+    }
+    return n < kLeaseTextMax ? n : 0;
+}
+
+// "<name> <decimal up to max>" at p, then `end`.
+bool lease_field(const char*& p, const char* name, std::uint64_t max, std::uint64_t& value,
+                 char end = '\n') noexcept {
     const std::size_t length = std::strlen(name);
     bool overflow;
     if (std::strncmp(p, name, length) != 0 || p[length] != ' ') return false;
     p += length + 1;
-    if (!unsigned_decimal(p, max, value, overflow) || overflow || *p != '\n') return false;
+    if (!unsigned_decimal(p, max, value, overflow) || overflow || *p != end) return false;
     ++p;
     return true;
 }
 
 }  // namespace
 
+std::uint32_t crc32c(const void* data, std::size_t length) noexcept {
+    const auto* bytes = static_cast<const unsigned char*>(data);
+    std::uint32_t crc = 0xFFFFFFFFu;
+    for (std::size_t i = 0; i < length; ++i) crc = (crc >> 8) ^ kCrc32cTable[(crc ^ bytes[i]) & 0xFF];
+    return crc ^ 0xFFFFFFFFu;
+}
+
 std::size_t format_lease(const Lease& lease, char* buf) noexcept {
     return format_lease_version(lease, kLeaseVersion, buf);
 }
 
-bool parse_lease(const char* text, std::size_t length, Lease& lease) noexcept {
+LeaseText parse_lease(const char* text, std::size_t length, Lease& lease) noexcept {
     char copy[kLeaseTextMax];
-    if (length == 0 || length >= sizeof copy) return false;
+    if (length == 0 || length >= sizeof copy) return LeaseText::Malformed;
     std::memcpy(copy, text, length);
     copy[length] = '\0';
     static constexpr char kHeader[] = "snowflake lease ";
-    if (std::strncmp(copy, kHeader, sizeof kHeader - 1) != 0) return false;
+    if (std::strncmp(copy, kHeader, sizeof kHeader - 1) != 0) return LeaseText::Malformed;
     const char* p = copy + sizeof kHeader - 1;
     const int version = *p - '0';
-    if (version < 1 || version > kLeaseVersion || p[1] != '\n') return false;
+    if (version < 1 || version > kLeaseVersion || p[1] != '\n') return LeaseText::Malformed;
     p += 2;
+    // Version 4 ends with the checksum of what precedes it: checked first, so
+    // that any damage to the fields is reported as such.
+    std::size_t body = length;
+    if (version >= 4) {
+        unsigned int stored = 0;
+        char hex[9] = {};
+        if (length < kChecksumLine || std::strncmp(copy + length - kChecksumLine, "crc32c ", 7) != 0 ||
+            copy[length - 1] != '\n')
+            return LeaseText::Malformed;
+        std::memcpy(hex, copy + length - kChecksumLine + 7, 8);
+        for (const char c : hex)
+            if (c != '\0' && !is_digit(c) && !(c >= 'a' && c <= 'f')) return LeaseText::Malformed;
+        if (std::sscanf(hex, "%8x", &stored) != 1) return LeaseText::Malformed;
+        body = length - kChecksumLine;
+        if (crc32c(copy, body) != stored) return LeaseText::BadChecksum;
+        copy[body] = '\0';
+    }
     Lease parsed{0, 0, 0, kNoWorker};
     std::uint64_t epoch, value;
     if (!lease_field(p, "epoch_unix_ms", kMaxId, epoch) ||
         !lease_field(p, "lease_ms", kMaxTime, parsed.lease_ms))
-        return false;
+        return LeaseText::Malformed;
     parsed.epoch_unix_ms = static_cast<std::int64_t>(epoch);
-    if (version >= 2 && !lease_field(p, "clock_ms", kMaxTime, parsed.clock_ms)) return false;
-    if (version >= 3 && std::strcmp(p, "worker_id none\n") != 0) {
-        if (!lease_field(p, "worker_id", kMaxWorker, value)) return false;
-        parsed.worker_id = static_cast<std::uint32_t>(value);
+    if (version >= 2 && !lease_field(p, "clock_ms", kMaxTime, parsed.clock_ms)) return LeaseText::Malformed;
+    if (version >= 3) {
+        if (std::strncmp(p, "worker_id none\n", 15) == 0) {
+            p += 15;
+        } else {
+            if (!lease_field(p, "worker_id", kMaxWorker, value)) return LeaseText::Malformed;
+            parsed.worker_id = static_cast<std::uint32_t>(value);
+        }
+    }
+    if (version >= 4) {
+        bool overflow;
+        // "fenced none" or "fenced" and up to kMaxFenced ascending worker ids
+        if (std::strncmp(p, "fenced", 6) != 0) return LeaseText::Malformed;
+        p += 6;
+        if (std::strncmp(p, " none\n", 6) == 0) {
+            p += 6;
+        } else {
+            while (*p == ' ') {
+                ++p;
+                if (parsed.fenced_count == kMaxFenced ||
+                    !unsigned_decimal(p, kMaxWorker, value, overflow) || overflow ||
+                    (parsed.fenced_count > 0 && value <= parsed.fenced[parsed.fenced_count - 1]))
+                    return LeaseText::Malformed;
+                parsed.fenced[parsed.fenced_count++] = static_cast<std::uint32_t>(value);
+            }
+            if (parsed.fenced_count == 0 || *p != '\n') return LeaseText::Malformed;
+            ++p;
+        }
+        if (!lease_field(p, "directory", UINT64_MAX, parsed.directory_host, ' ') ||
+            !unsigned_decimal(p, UINT64_MAX, parsed.directory_inode, overflow) || overflow ||
+            *p != '\n' || static_cast<std::size_t>(p + 1 - copy) != body)
+            return LeaseText::Malformed;
     }
     // Exactly what format_lease writes (wrote): no leading zeros, nothing after a NUL.
     char written[kLeaseTextMax];
     if (format_lease_version(parsed, version, written) != length ||
         std::memcmp(written, text, length) != 0)
-        return false;
+        return LeaseText::Malformed;
     lease = parsed;
-    return true;
+    return LeaseText::Ok;
 }
 
 }  // namespace snowflake

@@ -3,6 +3,8 @@
 #pragma once
 #include "layout.hpp"
 
+#include <array>
+
 #include <cstddef>
 #include <cstdint>
 
@@ -18,23 +20,41 @@ ParseResult parse_id(const char* text, std::uint64_t& id) noexcept;
 bool parse_timestamp(const char* text, std::int64_t& unix_ms) noexcept;
 
 // The lease file: the epoch it was taken under, its high-water mark, the
-// highest clock reading seen when it was written, and the worker id in effect.
+// highest clock reading seen when it was written, the worker id in effect, the
+// worker ids this node may not use, and the data directory that wrote it (its
+// host and inode number), so that a copy of the directory knows it is one.
+inline constexpr std::size_t kMaxFenced = 8;
+
 struct Lease {
     std::int64_t epoch_unix_ms;
     std::uint64_t lease_ms;                // every id issued has a time <= lease_ms
     std::uint64_t clock_ms;                // ms since the epoch
     std::uint32_t worker_id = kNoWorker;   // kNoWorker: none (or a version 1/2 file)
+    std::uint64_t directory_host = 0;      // a hash of the host name; 0 and 0: not recorded (versions 1 to 3)
+    std::uint64_t directory_inode = 0;     // the data directory's inode number
+    // The worker ids this node may not use (a copy's sources'), ascending.
+    std::uint32_t fenced_count = 0;
+    std::array<std::uint32_t, kMaxFenced> fenced{};
     bool operator==(const Lease&) const = default;
 };
 
-// Room for the text of any Lease, in range or not (at most 134 characters and
-// a NUL: a negative epoch, 20-digit marks, a 10-digit worker id).
-inline constexpr std::size_t kLeaseTextMax = 160;
+// Room for the text of any Lease, in range or not (at most 297 characters and
+// a NUL: a negative epoch, 20-digit marks and directory numbers, 10-digit
+// worker ids, the checksum line).
+inline constexpr std::size_t kLeaseTextMax = 320;
 
-// Writes the lease as text into buf (kLeaseTextMax bytes); returns its length.
+// CRC-32C (Castagnoli), as PostgreSQL checksums pg_control and the WAL.
+std::uint32_t crc32c(const void* data, std::size_t length) noexcept;
+
+// Writes the lease as text into buf (kLeaseTextMax bytes), version 4, its
+// last line the CRC-32C of the lines before it; returns its length. Only the
+// first fenced_count (at most kMaxFenced) fenced worker ids are written.
 std::size_t format_lease(const Lease& lease, char* buf) noexcept;
-// Strict: a file that is not exactly what format_lease writes (version 3), or
-// wrote in versions 1 (no clock_ms: 0) and 2 (no worker_id), is rejected.
-bool parse_lease(const char* text, std::size_t length, Lease& lease) noexcept;
+
+enum class LeaseText : std::uint8_t { Ok, Malformed, BadChecksum };
+// Strict: a file that is not exactly what format_lease writes (version 4: a
+// checksum that does not match is BadChecksum), or wrote in versions 1 (no
+// clock_ms: 0), 2 (no worker_id) and 3 (no directory, no checksum), is refused.
+LeaseText parse_lease(const char* text, std::size_t length, Lease& lease) noexcept;
 
 }  // namespace snowflake

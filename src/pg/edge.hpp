@@ -32,17 +32,26 @@ extern char* epoch_setting;
 std::int64_t epoch_unix_ms();  // snowflake.epoch, parsed
 
 // Why generation is refused on this server, decided at start-up.
-enum class Blocked : std::uint32_t { No, EpochChanged, LeaseUnreadable };
+enum class Blocked : std::uint32_t { No, EpochChanged, LeaseUnreadable, LeaseCorrupt };
 
 struct SharedState {
     GeneratorState generator;
     std::int64_t epoch_unix_ms;        // the epoch in force since start-up
     std::int64_t lease_epoch_unix_ms;  // the epoch the lease file was taken under
     std::atomic<Blocked> blocked;       // set at start-up, or by replay on a standby
+    std::atomic<bool> lease_elsewhere;  // the lease file was written by another data directory
     std::atomic<Latch*> lease_writer_latch;  // wakes the lease writer; null while none runs
     std::atomic<std::uint32_t> writer_busy;    // 1 while a process writes the lease
     std::atomic<std::uint64_t> lease_failures;  // lease writes that failed
     ConditionVariable lease_written;            // broadcast after every write attempt
+    std::atomic<std::int64_t> writer_alive_ms;  // the lease writer's last turn (it turns every second at most)
+    std::atomic<std::int32_t> writer_pid;
+    // Faults that repeat are logged at most once a second, with a count of the rest.
+    struct Throttle {
+        std::atomic<std::int64_t> reported_ms;
+        std::atomic<std::uint64_t> unreported;
+    };
+    Throttle write_failures, call_failures, writer_stalls;
 };
 static_assert(std::is_standard_layout_v<SharedState>);
 
@@ -54,9 +63,18 @@ void load_lease(SharedState& shared);  // at shared memory start-up
 void shrink_lease_at_shutdown(int code, Datum);
 void register_lease_wal();
 void register_lease_worker();
+// Whether a repeated fault is reported now (at most once a second); when it
+// is, `unreported` is how many were not since the last report.
+bool report_now(SharedState::Throttle& throttle, std::uint64_t& unreported);
+// How long the lease writer has not turned, in ms (0: it turns, or none runs).
+std::int64_t writer_stalled_ms(const SharedState& state);
+// The error of a call the lease could not be extended for; its server log
+// lines are throttled like the faults (install_log_throttle, from _PG_init).
+#define SNOWFLAKE_LEASE_NOT_EXTENDED "could not extend the snowflake lease"
+void install_log_throttle();
 // Waits (interruptibly) until the durable lease covers `needed_ms`.
 void extend_lease(SharedState& shared, std::uint64_t needed_ms);
-// Lifts a restored copy's fence; returns the worker id adopted, or kNoWorker.
+// Lifts the fence on the worker id in effect; returns it, or kNoWorker.
 std::uint32_t adopt_worker_id(SharedState& shared);
 
 // Row estimates on snowflake columns as for bigint (estimate.cpp); from _PG_init.

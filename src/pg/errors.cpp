@@ -31,17 +31,16 @@ void raise(Status status) {
                              "snowflake.worker_id = 1")));
             break;
         case Status::Fenced: {
-            const SharedState* state = shared_state();
-            const std::uint32_t worker_id = state->generator.fenced_worker_id.load();
+            const std::uint32_t worker_id = shared_state()->generator.worker_id.load();
             ereport(ERROR,
                     (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-                     errmsg("this server is a restored copy of another server and may not issue "
-                            "ids under its worker id %u",
+                     errmsg("this server is a copy of another server and may not issue ids under "
+                            "its worker id %u",
                             worker_id),
-                     errdetail("The data directory was restored from a base backup or for "
-                               "point-in-time recovery and started as a primary, not as a "
-                               "standby; the server it was copied from may still issue ids "
-                               "under worker id %u.",
+                     errdetail("The data directory was copied from a server that may still issue "
+                               "ids under worker id %u (a base backup, a restore, a copy of a "
+                               "stopped server or of a copy, started as other than a streaming "
+                               "standby).",
                                worker_id),
                      errhint("Set snowflake.worker_id to a number no other node uses and run "
                              "SELECT pg_reload_conf(); or, if the server it was copied from is "

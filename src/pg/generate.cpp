@@ -65,10 +65,15 @@ SharedState& generator_or_refuse() {
                          "directory and restart.",
                          timestamptz_to_str(old_epoch))));
     }
-    if (state->blocked == Blocked::LeaseUnreadable)
+    if (state->blocked == Blocked::LeaseUnreadable || state->blocked == Blocked::LeaseCorrupt)
         ereport(ERROR,
                 (errcode(ERRCODE_DATA_CORRUPTED),
-                 errmsg("the snowflake lease file pg_snowflake/lease could not be read"),
+                 state->blocked == Blocked::LeaseCorrupt
+                     ? errmsg("the snowflake lease file \"pg_snowflake/lease\" is corrupt")
+                     : errmsg("the snowflake lease file \"pg_snowflake/lease\" could not be read"),
+                 state->blocked == Blocked::LeaseCorrupt
+                     ? errdetail("Its CRC-32C checksum does not match its contents.")
+                     : 0,
                  errhint("Restore it from a backup, or remove it and restart once the system "
                          "clock is later than the last id issued.")));
     return *state;
@@ -182,7 +187,7 @@ SNOWFLAKE_FUNCTION(snowflake_status) {
     if (get_call_result_type(fcinfo, nullptr, &descriptor) != TYPEFUNC_COMPOSITE)
         elog(ERROR, "snowflake_status: return type must be a row type");
     descriptor = BlessTupleDesc(descriptor);
-    constexpr int kColumns = 11;
+    constexpr int kColumns = 12;
     Datum values[kColumns];
     bool nulls[kColumns];
     for (int i = 0; i < kColumns; ++i) nulls[i] = true;
@@ -223,19 +228,23 @@ SNOWFLAKE_FUNCTION(snowflake_status) {
         values[6 + i] = Int64GetDatum(static_cast<std::int64_t>(counters[i]));
         nulls[6 + i] = false;
     }
+    if (const std::int64_t stalled = writer_stalled_ms(*state); stalled > 0) {
+        values[11] = Int64GetDatum(stalled);
+        nulls[11] = false;
+    }
     values[10] = BoolGetDatum(state->blocked == Blocked::No && !RecoveryInProgress() &&
-                              worker_id != kNoWorker && worker_id != g.fenced_worker_id.load());
+                              worker_id != kNoWorker && !is_fenced(g, worker_id));
     PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(descriptor, values, nulls)));
 }
 
-// snowflake_adopt_worker_id(): a restored copy takes its source's worker id,
-// on the operator's word that the source is gone for good.
+// snowflake_adopt_worker_id(): a copy takes the worker id in effect, which its
+// source used, on the operator's word that the source is gone for good.
 SNOWFLAKE_FUNCTION(snowflake_adopt_worker_id) {
     SharedState& state = generator_or_refuse();
     const std::uint32_t adopted = adopt_worker_id(state);
     if (adopted == kNoWorker) {
-        ereport(NOTICE, (errmsg("this server has no worker id to adopt: it is not a restored "
-                                "copy, or has adopted it already")));
+        ereport(NOTICE, (errmsg("this server has no worker id to adopt: its worker id is not "
+                                "fenced (it is not a copy's source's, or was adopted already)")));
         PG_RETURN_NULL();
     }
     PG_RETURN_INT32(static_cast<std::int32_t>(adopted));

@@ -35,25 +35,40 @@ namespace {
 
 constexpr char kLeaseDirectory[] = "pg_snowflake";
 constexpr char kLeasePath[] = "pg_snowflake/lease";
-// The lease a restored copy of another node's data directory started from: its
-// worker id is refused until the copy has its own or adopts it (see load_lease).
-constexpr char kFencePath[] = "pg_snowflake/fence";
 
-// Reads a lease file. Returns false when there is none.
-bool read_lease(const char* path, Lease& lease, bool& readable) {
-    readable = true;
+enum class LeaseFile { Missing, Ok, Unreadable, Corrupt };
+
+// Reads a lease file.
+LeaseFile read_lease(const char* path, Lease& lease) {
     const int fd = open(path, O_RDONLY | PG_BINARY, 0);
-    if (fd < 0) {
-        if (errno == ENOENT) return false;
-        readable = false;
-        return true;
-    }
+    if (fd < 0) return errno == ENOENT ? LeaseFile::Missing : LeaseFile::Unreadable;
     char text[kLeaseTextMax];
     const ssize_t length = read(fd, text, sizeof text);
     close(fd);
+    if (length <= 0) return LeaseFile::Unreadable;
     // The text, without the NULs that pad it to a block (see write_lease).
-    readable = length > 0 && parse_lease(text, strnlen(text, static_cast<std::size_t>(length)), lease);
-    return true;
+    switch (parse_lease(text, strnlen(text, static_cast<std::size_t>(length)), lease)) {
+        case LeaseText::Ok:
+            return LeaseFile::Ok;
+        case LeaseText::BadChecksum:
+            return LeaseFile::Corrupt;
+        case LeaseText::Malformed:
+            break;
+    }
+    return LeaseFile::Unreadable;
+}
+
+// Where this data directory is (the server runs in it): a hash of the host
+// name and the directory's inode number. A copy made by any means (base
+// backup, a copy of a stopped server, a copy of a copy) is another directory,
+// on this host or another; the same directory keeps them across restarts,
+// reboots and remounts.
+void own_directory(std::uint64_t& host, std::uint64_t& inode) {
+    char name[256] = {};
+    (void)gethostname(name, sizeof name - 1);
+    struct stat st;
+    host = crc32c(name, strlen(name));
+    inode = stat(".", &st) == 0 ? static_cast<std::uint64_t>(st.st_ino) : 0;
 }
 
 // The lease file is one block of kLeaseBlock bytes, the text then NULs, so
@@ -88,7 +103,9 @@ bool overwrite_lease(const char* path, const char (&block)[kLeaseBlock]) {
 // fsync state is unknown, so a fresh temp file replaces it.
 bool write_lease(const Lease& lease, int elevel, const char* path = kLeasePath) {
     char block[kLeaseBlock] = {};
-    (void)format_lease(lease, block);
+    Lease stamped = lease;  // written by this data directory
+    own_directory(stamped.directory_host, stamped.directory_inode);
+    (void)format_lease(stamped, block);
     if (overwrite_lease(path, block)) return true;
     char temp_path[MAXPGPATH];
     snprintf(temp_path, sizeof temp_path, "%s.tmp", path);
@@ -142,6 +159,7 @@ void log_lease(const Lease& lease) {
 Lease record_lease(XLogReaderState* record) {
     Lease lease{0, 0, 0, kNoWorker};
     memcpy(&lease, XLogRecGetData(record), std::min<std::size_t>(XLogRecGetDataLen(record), sizeof lease));
+    lease.fenced_count = std::min<std::uint32_t>(lease.fenced_count, kMaxFenced);
     return lease;
 }
 
@@ -163,6 +181,9 @@ void lease_redo(XLogReaderState* record) {
     }
     GeneratorState& generator = state->generator;
     raise_floor(generator, lease.lease_ms, lease.clock_ms);
+    // The primary's fence is this node's once promoted.
+    for (std::uint32_t i = 0; i < std::min<std::uint32_t>(lease.fenced_count, kMaxFenced); ++i)
+        fence(generator, lease.fenced[i], true);
     if (lease.lease_ms > generator.lease_ms.load() && write_lease(lease, LOG))
         generator.lease_ms.store(lease.lease_ms);
 }
@@ -177,6 +198,16 @@ void lease_desc(StringInfo buffer, XLogReaderState* record) {
 
 const char* lease_identify(uint8 info) {
     return (info & ~XLR_INFO_MASK) == kLeaseRecord ? "LEASE" : nullptr;
+}
+
+// The lease to write: the mark, the clock reading, the worker id in effect
+// and the fence (the worker ids this node may not use, so that it outlives
+// restarts).
+Lease lease_of(const SharedState& state, std::uint64_t lease_ms, std::uint64_t clock_ms) {
+    Lease lease{state.epoch_unix_ms, lease_ms, clock_ms, state.generator.worker_id.load()};
+    for (std::uint32_t w = 0; w <= kMaxWorker && lease.fenced_count < kMaxFenced; ++w)
+        if (is_fenced(state.generator, w)) lease.fenced[lease.fenced_count++] = w;
+    return lease;
 }
 
 std::uint64_t now_since_epoch_ms(const SharedState& state) {
@@ -194,15 +225,24 @@ void write_lease_once(SharedState& state, std::uint64_t target_ms) {
     {
         GeneratorState& generator = state.generator;
         if (generator.lease_ms.load() < target_ms) {
-            const Lease lease{state.epoch_unix_ms, target_ms, generator.clock_high.load(),
-                              generator.worker_id.load()};
-            if (write_lease(lease, LOG)) {
+            const Lease lease = lease_of(state, target_ms, generator.clock_high.load());
+            // A disk that fails fails every call: its reason is logged once a second.
+            std::uint64_t unreported = 0;
+            const std::int64_t now = unix_now_ms();
+            const bool report = now - state.write_failures.reported_ms.load() >= 1000;
+            if (write_lease(lease, report ? LOG : DEBUG1)) {
+                state.lease_elsewhere.store(false);  // this directory's lease now
                 log_lease(lease);
                 // Published only once durable: no id beyond the file's mark is issued.
                 generator.lease_ms.store(lease.lease_ms, std::memory_order_release);
                 generator.lease_extensions.fetch_add(1, std::memory_order_relaxed);
             } else {
                 state.lease_failures.fetch_add(1);
+                if (!report || !report_now(state.write_failures, unreported))
+                    state.write_failures.unreported.fetch_add(1);
+                else if (unreported > 0)
+                    ereport(LOG, (errmsg("snowflake: %llu more failed lease writes were not logged",
+                                         static_cast<unsigned long long>(unreported))));
             }
         }
     }
@@ -269,58 +309,130 @@ void forget_writer_latch(int, Datum) {
     state->lease_writer_latch.compare_exchange_strong(mine, nullptr);
 }
 
-// A data directory restored from a base backup (backup_label) or for
-// point-in-time recovery (recovery.signal) and started as a primary, not as a
-// streaming standby (standby.signal: its promotion is failover), is a copy of
-// another node that may still be issuing ids under the same worker id.
-bool restored_copy() {
+// Whether this server runs as a streaming standby, whose promotion is
+// failover: standby.signal, and no recovery target. A standby restoring to a
+// target (point-in-time recovery in standby mode, promoting itself when it
+// gets there) is a restore.
+bool streaming_standby() {
+    struct stat st;
+    if (stat("standby.signal", &st) != 0) return false;
+    for (const char* target : {"recovery_target", "recovery_target_lsn", "recovery_target_name",
+                               "recovery_target_time", "recovery_target_xid"}) {
+        const char* value = GetConfigOption(target, true, false);
+        if (value != nullptr && value[0] != '\0') return false;
+    }
+    return true;
+}
+
+// A lease file written before it recorded its directory: a base backup or a
+// restore for point-in-time recovery started as a primary is a copy.
+bool restored_copy_of_old_lease() {
     struct stat st;
     return stat("standby.signal", &st) != 0 &&
            (stat("backup_label", &st) == 0 || stat("recovery.signal", &st) == 0);
 }
 
-// The worker id a restored copy may not use: its source's, as the fence file
-// (written once, at the copy's first start) records it.
-std::uint32_t fenced_worker_id(const Lease& copied, bool has_lease, std::uint32_t configured) {
-    Lease fence{};
-    bool readable;
-    if (read_lease(kFencePath, fence, readable))
-        return readable ? fence.worker_id : configured;  // unreadable: fence what is configured
-    if (!restored_copy()) return kNoWorker;
-    // A lease from before lease files named a worker id, or none at all: the
-    // source's worker id is the one configured, copied with its settings.
-    fence = has_lease ? copied : Lease{0, 0, 0, kNoWorker};
-    if (fence.worker_id == kNoWorker) fence.worker_id = configured;
-    if (fence.worker_id == kNoWorker) return kNoWorker;
-    (void)write_lease(fence, LOG, kFencePath);  // failing that, fenced until this restart
-    ereport(LOG, (errmsg("snowflake: this data directory was restored from a copy of another "
-                         "server; ids under that server's worker id %u are refused",
-                         fence.worker_id),
+// The fence of a data directory that holds another directory's lease: every
+// worker id that directory used or refused. Logged; kept by the next write.
+void fence_copy(SharedState& state, const Lease& copied, std::uint32_t configured) {
+    GeneratorState& generator = state.generator;
+    // Without a worker id in the lease (none ever issued an id), the one
+    // configured came with the copy's settings.
+    const std::uint32_t source = copied.worker_id != kNoWorker ? copied.worker_id : configured;
+    fence(generator, source, true);
+    for (std::uint32_t i = 0; i < copied.fenced_count; ++i) fence(generator, copied.fenced[i], true);
+    StringInfoData ids;
+    initStringInfo(&ids);
+    for (std::uint32_t w = 0; w <= kMaxWorker; ++w)
+        if (is_fenced(generator, w)) appendStringInfo(&ids, "%s%u", ids.len > 0 ? ", " : "", w);
+    if (ids.len == 0) return;
+    ereport(LOG, (errmsg("snowflake: this data directory is a copy of another server's; ids under "
+                         "worker id %s are refused",
+                         ids.data),
+                  errdetail("The lease file was written by another data directory (a base backup, "
+                            "a restore, a copy of a stopped server, or a copy of a copy), and this "
+                            "server is not a streaming standby."),
                   errhint("Set snowflake.worker_id to a number no other node uses, or, if the "
                           "server it was copied from is gone for good, run SELECT "
                           "snowflake_adopt_worker_id().")));
-    return fence.worker_id;
+    // Kept at once (this directory's lease from now on): the fence outlives restarts.
+    if (write_lease(lease_of(state, copied.lease_ms, copied.clock_ms), LOG)) state.lease_elsewhere = false;
 }
 
 }  // namespace
 
+namespace {
+
+emit_log_hook_type previous_emit_log_hook = nullptr;
+
+// A failing disk fails every call that needs the lease, each with an ERROR
+// to its client: the server log keeps one a second, with a count of the rest.
+void throttle_call_errors(ErrorData* edata) {
+    SharedState* state = shared_state();
+    if (state != nullptr && edata->elevel == ERROR && edata->output_to_server &&
+        edata->message_id != nullptr && strcmp(edata->message_id, SNOWFLAKE_LEASE_NOT_EXTENDED) == 0) {
+        std::uint64_t unreported = 0;
+        if (!report_now(state->call_failures, unreported)) {
+            state->call_failures.unreported.fetch_add(1);
+            edata->output_to_server = false;
+        } else if (unreported > 0) {
+            edata->detail_log = psprintf("%llu more calls failed the same way since the last one logged.",
+                                         static_cast<unsigned long long>(unreported));
+        }
+    }
+    if (previous_emit_log_hook != nullptr) previous_emit_log_hook(edata);
+}
+
+}  // namespace
+
+void install_log_throttle() {
+    previous_emit_log_hook = emit_log_hook;
+    emit_log_hook = throttle_call_errors;
+}
+
+bool report_now(SharedState::Throttle& throttle, std::uint64_t& unreported) {
+    const std::int64_t now = unix_now_ms();
+    std::int64_t last = throttle.reported_ms.load();
+    if (now - last < 1000 || !throttle.reported_ms.compare_exchange_strong(last, now)) return false;
+    unreported = throttle.unreported.exchange(0);
+    return true;
+}
+
+std::int64_t writer_stalled_ms(const SharedState& state) {
+    const std::int64_t alive = state.writer_alive_ms.load();
+    if (state.lease_writer_latch.load() == nullptr || alive == 0) return 0;
+    const std::int64_t since = unix_now_ms() - alive;
+    return since > 2000 ? since : 0;  // it turns at least once a second
+}
+
 void load_lease(SharedState& state) {
     Lease lease{};
-    bool readable;
-    const bool exists = read_lease(kLeasePath, lease, readable);
-    if (exists && !readable) {
-        state.blocked = Blocked::LeaseUnreadable;
-    } else if (exists && lease.epoch_unix_ms != state.epoch_unix_ms) {
+    const LeaseFile file = read_lease(kLeasePath, lease);
+    const bool exists = file == LeaseFile::Ok;
+    if (file == LeaseFile::Unreadable) state.blocked = Blocked::LeaseUnreadable;
+    if (file == LeaseFile::Corrupt) state.blocked = Blocked::LeaseCorrupt;
+    if (exists && lease.epoch_unix_ms != state.epoch_unix_ms) {
         state.blocked = Blocked::EpochChanged;
         state.lease_epoch_unix_ms = lease.epoch_unix_ms;
     }
+    if (state.blocked == Blocked::LeaseUnreadable || state.blocked == Blocked::LeaseCorrupt)
+        ereport(LOG, (errmsg("snowflake: the lease file \"%s\" %s; no id is issued", kLeasePath,
+                             file == LeaseFile::Corrupt ? "is corrupt (its checksum does not match)"
+                                                        : "could not be read")));
     const std::uint32_t worker_id =
         worker_id_setting < 0 ? kNoWorker : static_cast<std::uint32_t>(worker_id_setting);
-    init_state(state.generator, worker_id, exists && readable, lease.lease_ms, lease.clock_ms);
-    state.generator.fenced_worker_id.store(fenced_worker_id(lease, exists && readable, worker_id));
+    init_state(state.generator, worker_id, exists, lease.lease_ms, lease.clock_ms);
+    for (std::uint32_t i = 0; exists && i < lease.fenced_count; ++i) fence(state.generator, lease.fenced[i], true);
+    std::uint64_t host, inode;
+    own_directory(host, inode);
+    const bool recorded = lease.directory_host != 0 || lease.directory_inode != 0;
+    state.lease_elsewhere = exists && recorded && (lease.directory_host != host || lease.directory_inode != inode);
+    if (exists && state.blocked == Blocked::No &&
+        (state.lease_elsewhere ? !streaming_standby() : !recorded && restored_copy_of_old_lease()))
+        fence_copy(state, lease, worker_id);
     const std::int64_t ahead_ms =
         state.epoch_unix_ms + static_cast<std::int64_t>(lease.lease_ms) - unix_now_ms();
-    if (exists && readable && ahead_ms > 0)
+    if (exists && ahead_ms > 0)
         ereport(LOG, (errmsg("snowflake: ids continue after the lease high-water mark, "
                              "%lld ms ahead of the system clock",
                              static_cast<long long>(ahead_ms)),
@@ -328,22 +440,22 @@ void load_lease(SharedState& state) {
                                 "ahead of the clock until it catches up.")));
 }
 
-// Lifts the fence of a restored copy: the operator says its source is gone.
+// Lifts the fence on the worker id in effect: the operator says the server it
+// belonged to is gone. Kept in the lease file at once.
 std::uint32_t adopt_worker_id(SharedState& state) {
     GeneratorState& generator = state.generator;
-    const std::uint32_t fenced = generator.fenced_worker_id.load();
-    if (fenced == kNoWorker) return kNoWorker;
-    if (unlink(kFencePath) != 0 && errno != ENOENT)
-        ereport(ERROR, (errcode_for_file_access(),
-                        errmsg("could not remove file \"%s\": %m", kFencePath)));
-    fsync_fname(kLeaseDirectory, true);
-    generator.fenced_worker_id.store(kNoWorker);
-    ereport(LOG, (errmsg("snowflake: worker id %u adopted: this copy now issues ids under it",
-                         fenced),
+    const std::uint32_t adopted = generator.worker_id.load();
+    if (adopted == kNoWorker || !is_fenced(generator, adopted)) return kNoWorker;
+    fence(generator, adopted, false);
+    if (!write_lease(lease_of(state, generator.lease_ms.load(), generator.clock_high.load()), WARNING)) {
+        fence(generator, adopted, true);
+        ereport(ERROR, (errcode(ERRCODE_IO_ERROR), errmsg("could not write the snowflake lease file")));
+    }
+    ereport(LOG, (errmsg("snowflake: worker id %u adopted: this copy now issues ids under it", adopted),
                   errdetail("The server this data directory was copied from must never issue "
                             "ids under worker id %u again.",
-                            fenced)));
-    return fenced;
+                            adopted)));
+    return adopted;
 }
 
 // At a clean shutdown, when every backend is gone, the lease shrinks to the
@@ -354,8 +466,7 @@ void shrink_lease_at_shutdown(int code, Datum) {
     const GeneratorState& generator = state->generator;
     const std::uint64_t last = generator.last_id.load();
     if (last == 0) return;  // nothing issued since start: the lease stays the floor
-    write_lease(Lease{state->epoch_unix_ms, time_of(std::max(last, generator.floor_id.load())),
-                      generator.clock_high.load(), generator.worker_id.load()},
+    write_lease(lease_of(*state, time_of(std::max(last, generator.floor_id.load())), generator.clock_high.load()),
                 LOG);
 }
 
@@ -390,14 +501,27 @@ void extend_lease(SharedState& state, std::uint64_t needed_ms) {
         if (state.lease_failures.load() != failures) {
             ConditionVariableCancelSleep();
             ereport(ERROR, (errcode(ERRCODE_IO_ERROR),
-                            errmsg("could not extend the snowflake lease"),
+                            errmsg(SNOWFLAKE_LEASE_NOT_EXTENDED),
                             errdetail("Writing the file pg_snowflake/lease in the data directory "
                                       "failed; the server log says why."),
                             errhint("No id is issued beyond the lease on disk. Fix the cause "
                                     "and call again.")));
         }
-        if (Latch* writer = state.lease_writer_latch.load())
+        if (Latch* writer = state.lease_writer_latch.load()) {
             SetLatch(writer);
+            std::uint64_t unreported = 0;
+            if (const std::int64_t stalled = writer_stalled_ms(state);
+                stalled > 0 && report_now(state.writer_stalls, unreported))
+                ereport(WARNING,
+                        (errmsg("snowflake: the lease writer (pid %d) has not answered for %lld ms",
+                                state.writer_pid.load(), static_cast<long long>(stalled)),
+                         errdetail("Calls that need the lease wait for it (cancel and "
+                                   "statement_timeout end the wait); %llu such warnings were not "
+                                   "logged since the last.",
+                                   static_cast<unsigned long long>(unreported)),
+                         errhint("A stopped (SIGSTOP) or stuck process, or a disk that does not "
+                                 "answer: snowflake_status shows writer_stalled_ms.")));
+        }
         else  // no lease writer runs (it is restarting): write it here
             write_lease_once(state, lease_target(generator, generator_config(), needed_ms,
                                                  now_since_epoch_ms(state)));
@@ -421,9 +545,16 @@ void snowflake_lease_worker_main(Datum) {
     BackgroundWorkerUnblockSignals();
     SharedState& state = *shared_state();
     before_shmem_exit(forget_writer_latch, 0);
+    state.writer_pid.store(MyProcPid);
+    state.writer_alive_ms.store(unix_now_ms());
     state.lease_writer_latch.store(MyLatch);
     apply_worker_id(state);  // a change made while no writer ran
     while (!ShutdownRequestPending) {
+        state.writer_alive_ms.store(unix_now_ms());
+        // A promoted streaming standby whose lease file is still its source's:
+        // it becomes this directory's, so that a restart is not taken for a copy.
+        if (state.lease_elsewhere.load() && state.blocked == Blocked::No)
+            write_lease_once(state, state.generator.lease_ms.load() + 1);
         if (ConfigReloadPending) {
             ConfigReloadPending = false;
             ProcessConfigFile(PGC_SIGHUP);

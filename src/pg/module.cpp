@@ -61,6 +61,25 @@ void refuse_bad_setting_at_start(const char* name, const char* value) {
                             false /* only check */, FATAL, false);
 }
 
+// A worker id is an identity, not a quantity: PostgreSQL would round 1.5 to 2
+// for an integer setting. At start the configured text must be a whole number.
+void refuse_fractional_worker_id_at_start(const char* value) {
+    if (value == nullptr || !process_shared_preload_libraries_in_progress) return;
+    const char* p = value;
+    while (*p == ' ') ++p;
+    if (*p == '-' || *p == '+') ++p;
+    const char* digits = p;
+    while (*p >= '0' && *p <= '9') ++p;
+    const bool whole = p != digits;
+    while (*p == ' ') ++p;
+    if (whole && *p == '\0') return;
+    ereport(FATAL, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("invalid value for parameter \"snowflake.worker_id\": \"%s\"", value),
+                    errdetail("A worker id is a whole number from 0 to %u (-1: unset), distinct on "
+                              "every node.",
+                              static_cast<unsigned>(kMaxWorker))));
+}
+
 // The value the configuration gave a setting before it was defined, if any.
 char* configured_value(const char* name) {
     const char* value = GetConfigOption(name, true, false);
@@ -94,6 +113,7 @@ void define_settings() {
         "Larger: fewer lease writes; smaller: a smaller jump of ids after a crash.",
         &lease_span_setting, 2000, 100, 600000, PGC_SIGHUP, GUC_UNIT_MS, nullptr, nullptr,
         nullptr);
+    refuse_fractional_worker_id_at_start(worker_id);
     refuse_bad_setting_at_start("snowflake.worker_id", worker_id);
     refuse_bad_setting_at_start("snowflake.epoch", epoch);
     refuse_bad_setting_at_start("snowflake.max_lead", max_lead);
@@ -151,4 +171,5 @@ void _PG_init(void) {
     shmem_startup_hook = startup_shared_memory;
     register_lease_wal();
     register_lease_worker();
+    install_log_throttle();
 }

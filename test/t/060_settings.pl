@@ -88,8 +88,11 @@ $node->poll_query_until('postgres', "SELECT current_setting('snowflake.worker_id
   or die 'snowflake.worker_id = 51 not in effect';
 $node->stop;
 
-# Bad values at start-up: the server does not start.
+# Bad values at start-up: the server does not start (issue 18: a worker id
+# of 1.5 started as worker 2).
 for my $bad ([ 'snowflake.worker_id', '2000', '51', qr/1023/ ],
+	[ 'snowflake.worker_id', '1.5', '51', qr/whole number from 0 to 1023/ ],
+	[ 'snowflake.worker_id', "'7x'", '51', qr/whole number from 0 to 1023/ ],
 	[ 'snowflake.epoch', "'nonsense'", "'2024-01-01 00:00:00+00'", qr/1970.*9999/s ],
 	[ 'snowflake.max_lead', '-5', '1000', qr/3600000/ ])
 {
@@ -104,6 +107,15 @@ for my $bad ([ 'snowflake.worker_id', '2000', '51', qr/1023/ ],
 	like($log, $range, "$setting = $value: the log gives the range");
 	$node->adjust_conf('postgresql.conf', $setting, $good);
 }
+
+# A misspelt snowflake.* setting is reported at start (the prefix is reserved).
+$node->append_conf('postgresql.conf', "snowflake.workerid = 3\n");
+my $misspelt_offset = -s $node->logfile;
+$node->start;
+ok($node->log_contains(qr/invalid configuration parameter name "snowflake\.workerid"/, $misspelt_offset),
+	'a misspelt snowflake.workerid in postgresql.conf: a WARNING in the log at start');
+$node->stop;
+$node->adjust_conf('postgresql.conf', 'snowflake.workerid', undef);
 
 # The epoch changed on a node that has issued ids.
 $node->adjust_conf('postgresql.conf', 'snowflake.epoch', "'2023-01-01 00:00:00+00'");
@@ -142,13 +154,47 @@ for my $corrupt ([ 'garbage', "not a lease\n" ],
 	unlink $lease_path or die "unlink: $!";
 	append_to_file($lease_path, $contents);
 	$node->start;
-	like(refused('SELECT snowflake_nextval()'), qr/pg_snowflake\/lease could not be read/,
+	like(refused('SELECT snowflake_nextval()'), qr/pg_snowflake\/lease" could not be read/,
 		"$what lease file: generation refuses");
 	is($node->safe_psql('postgres', 'SELECT generating FROM snowflake_status'),
 		'f', "$what lease file: snowflake_status shows no generation");
 	$node->stop;
 	is(slurp_file($lease_path), $contents, "$what lease file: left as it was");
 }
+
+# One flipped bit in each field of a lease file (issue 18: a flipped bit in
+# lease_ms was accepted and the node jumped 92 days ahead): the checksum
+# refuses it, naming the file, and the server log says so at start.
+unlink $lease_path or die "unlink: $!";
+$node->start;
+$node->safe_psql('postgres', 'SELECT snowflake_nextval()');
+$node->stop;
+my $good = slurp_file($lease_path);
+my $lease = read_lease($node);
+for my $field (qw(epoch_unix_ms lease_ms clock_ms worker_id fenced directory))
+{
+	# the last digit of the field's first number ("fenced none": its "n")
+	$good =~ /\n$field ([^\n]*?)(\d|e)( |\n)/ or die "no $field in the lease file";
+	my $at = $-[2];
+	my $flipped = $good;
+	substr($flipped, $at, 1) = chr(ord(substr($good, $at, 1)) ^ 1);
+	open my $fh, '>', $lease_path or die "open: $!";
+	print $fh $flipped;
+	close $fh;
+	my $log_offset = -s $node->logfile;
+	$node->start;
+	like(refused('SELECT snowflake_nextval()'), qr/pg_snowflake\/lease" is corrupt/,
+		"one bit flipped in $field: generation refuses, naming the file");
+	ok($node->log_contains(qr/lease file "pg_snowflake\/lease" is corrupt \(its checksum does not match\)/, $log_offset),
+		"one bit flipped in $field: the server log says so at start");
+	$node->stop;
+	open $fh, '>', $lease_path or die "open: $!";
+	print $fh $good;
+	close $fh;
+}
+$node->start;
+cmp_ok($node->safe_psql('postgres', 'SELECT snowflake_nextval()'), '>', 0, 'the file restored: generation works');
+$node->stop;
 
 # As the hint says: remove it and restart (the clock is past every id issued).
 unlink $lease_path or die "unlink: $!";

@@ -1,7 +1,8 @@
 # Faults injected into a running node (SPEC §3, issue 7):
 #  - crash after crash (kill -9 of the lease writer) with no id between, and
-#    no id borrowed ahead of the clock: the first id afterwards is at most
-#    lease_span ahead of the clock, with max_lead = 1s and with 10min,
+#    eight in a row with one id between, no id borrowed ahead of the clock:
+#    the first id afterwards is at most lease_span ahead of the clock, with
+#    max_lead = 1s and with 10min,
 #    and a long statement then runs at the cap without waiting;
 #  - the status right after a restart shows no invented id;
 #  - a statement spanning a reload of snowflake.worker_id switches at once,
@@ -18,6 +19,7 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(time);
+use IPC::Run ();
 use SnowflakeTest;
 
 my $span_ms = 2000;    # snowflake.lease_span (the default)
@@ -104,6 +106,18 @@ crash();
 $lead = lead_of(query('SELECT snowflake_nextval()'));
 cmp_ok($lead, '<=', $span_ms + 500,
 	"max_lead = 10min, nothing borrowed: after a crash the first id is at most lease_span ahead ($lead ms)");
+# Eight crashes in a row with an id between each (issue 18: each restart
+# based the next lease on the ids the floor put ahead, adding a span per
+# crash: 1.5, 3.4, 5.2, 7.0, 8.8 s ... ahead): the bound holds on every restart.
+my @leads;
+for my $n (1 .. 8)
+{
+	crash();
+	push @leads, lead_of(query('SELECT snowflake_nextval()'));
+	cmp_ok($leads[-1], '<=', $span_ms + 500,
+		"max_lead = 10min, crash $n of 8 in a row with one id between: the first id is at most lease_span ahead ($leads[-1] ms)");
+}
+note('leads after each of 8 crashes (ms): ' . join(', ', @leads));
 query("ALTER SYSTEM RESET snowflake.max_lead; SELECT pg_reload_conf()");
 $node->poll_query_until('postgres', "SELECT current_setting('snowflake.max_lead') = '1s'");
 
@@ -176,7 +190,15 @@ my $elapsed = time - $start;
 like($stderr, qr/canceling statement due to statement timeout/,
 	'a stopped lease writer: statement_timeout ends the wait for the lease');
 cmp_ok($elapsed, '<', 4, sprintf('... on time (%.1f s)', $elapsed));
+# issue 18: it used to stop all generation with nothing in the log
+like($stderr, qr/WARNING:  snowflake: the lease writer \(pid $new_writer\) has not answered for \d+ ms/,
+	'a stopped lease writer: the waiting call warns, naming it');
+ok($node->log_contains(qr/the lease writer \(pid $new_writer\) has not answered/), '... in the server log too');
+cmp_ok(query('SELECT writer_stalled_ms FROM snowflake_status'), '>', 2000,
+	'snowflake_status: writer_stalled_ms shows how long');
 kill 'CONT', $new_writer;
+$node->poll_query_until('postgres', 'SELECT writer_stalled_ms IS NULL FROM snowflake_status')
+  or die 'writer_stalled_ms did not clear';
 cmp_ok(query("SET statement_timeout = '30s'; SELECT snowflake_nextval()"),
 	'>', query('SELECT max(id) FROM seen'), 'the writer continued: ids again');
 
@@ -191,6 +213,30 @@ $node->psql(
 	stdout => \$stdout, stderr => \$stderr);
 like($stderr, qr/could not extend the snowflake lease/,
 	'an unwritable lease file and directory: generation refuses');
+# Two clients calling for 3 s on the failing disk (issue 18: 43,101 lines,
+# 15 MB of log in 3 s): each call fails, the log gets a few lines a second.
+$log_offset = -s $node->logfile;
+my $script = "SELECT snowflake_nextval();\n" x 1000;
+my $started = time;
+my $calls = 0;
+while (time < $started + 3)
+{
+	my @clients = map {
+		IPC::Run::start([ 'psql', '-X', '-q', '-d', $node->connstr('postgres'), '-f', '-' ],
+			'<', \$script, '>', \my $out, '2>', \my $err)
+	} 1 .. 2;
+	$_->finish for @clients;
+	$calls += 2000;
+}
+my $seconds = time - $started;
+my $failing_log = slurp_file($node->logfile, $log_offset);
+my $lines = () = $failing_log =~ /^\S.*$/mg;
+my $failures = () = $failing_log =~ /could not open file|could not extend the snowflake lease/g;
+note(sprintf('%d calls on an unwritable disk in %.1f s: %d log lines, %d naming the failure', $calls, $seconds, $lines, $failures));
+cmp_ok($lines, '<=', 10 + 8 * $seconds,
+	sprintf('a failing disk under two clients: a few log lines a second (%d in %.1f s for %d failed calls)', $lines, $seconds, $calls));
+like($failing_log, qr/more (failed lease writes were not logged|calls failed the same way since the last one logged)/,
+	'... with a count of the failures not logged');
 chmod 0700, $dir or die "chmod: $!";
 chmod 0600, "$dir/lease" or die "chmod: $!";
 my $after = query("SET statement_timeout = '30s'; SELECT snowflake_nextval()");

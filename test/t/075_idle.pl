@@ -1,6 +1,10 @@
 # An idle node (SPEC §3, issue 7): the lease writer stops writing one lease
 # span after the last id, and its WAL records, marked unimportant, do not make
-# an idle node's timed checkpoint happen.
+# an idle node's timed checkpoint happen: after the reference checkpoint the
+# WAL holds only lease records (pg_waldump), and the next two timed
+# checkpoints are skipped (no "checkpoint starting: time" in the log; the
+# second is waited for so that the first has finished: issue 18 found the
+# check passing only because it read pg_control before the checkpoint ended).
 use strict;
 use warnings FATAL => 'all';
 
@@ -10,7 +14,7 @@ use Test::More;
 use SnowflakeTest;
 
 my $node = snowflake_node('idle', 71,
-	"autovacuum = off\ncheckpoint_timeout = '30s'\nsnowflake.lease_span = '2s'\n");
+	"autovacuum = off\ncheckpoint_timeout = '30s'\nlog_checkpoints = on\nsnowflake.lease_span = '2s'\n");
 $node->start;
 $node->safe_psql('postgres', 'CREATE EXTENSION snowflake; SELECT snowflake_nextval()');
 
@@ -35,8 +39,11 @@ my $timed_checkpoints = query("SELECT to_regclass('pg_stat_checkpointer') IS NUL
   ? 'SELECT checkpoints_timed FROM pg_stat_bgwriter'
   : 'SELECT num_timed FROM pg_stat_checkpointer';
 
+# Nothing left for the queries below to prune, then the reference checkpoint.
+query('VACUUM');
 query('CHECKPOINT');
 my $checkpoint = query('SELECT checkpoint_lsn FROM pg_control_checkpoint()');
+my $log_offset = -s $node->logfile;
 my $timed = query($timed_checkpoints);
 my $start = query('SELECT pg_current_wal_flush_lsn()');
 
@@ -60,11 +67,27 @@ my ($idle_end, $extensions_after) =
 is($extensions_after, $extensions, 'an idle node extends its lease no more');
 is(lease_records($tail_end, $idle_end), 0, 'an idle node writes no lease record past the tail');
 
-# The next timed checkpoint finds nothing important since the last one: skipped.
-$node->poll_query_until('postgres', "SELECT ($timed_checkpoints) > $timed", 't')
-  or die 'no timed checkpoint came';
+# The WAL since the reference checkpoint: lease records, and nothing else
+# (no record a timed checkpoint would count as activity).
+my $wal_end = query('SELECT pg_current_wal_flush_lsn()');
+my ($stdout, $stderr);
+IPC::Run::run([ 'pg_waldump', '-p', $node->data_dir . '/pg_wal', '-s', $checkpoint, '-e', $wal_end ],
+	'>', \$stdout, '2>', \$stderr)
+  or die "pg_waldump: $stderr";
+my @records = split /\n/, $stdout;
+shift @records if @records && $records[0] =~ /CHECKPOINT_ONLINE/;    # the reference checkpoint itself
+my @others = grep { !/rmgr: (?:snowflake|custom128)\b/ } @records;
+is(scalar @others, 0, 'after the reference checkpoint the WAL holds only lease records')
+  or diag(join "\n", @others);
+
+# The next two timed checkpoints find nothing important since the reference
+# one: both skipped. The second is waited for, so the first has finished.
+$node->poll_query_until('postgres', "SELECT ($timed_checkpoints) >= $timed + 2", 't')
+  or die 'no timed checkpoints came';
+ok(!$node->log_contains(qr/checkpoint starting: time/, $log_offset),
+	'no timed checkpoint of the idle node started despite the lease records');
 is(query('SELECT checkpoint_lsn FROM pg_control_checkpoint()'), $checkpoint,
-	'the timed checkpoint of the idle node was skipped despite the lease records');
+	'the last checkpoint is still the reference one');
 
 $node->stop;
 done_testing();

@@ -2,7 +2,9 @@
 # node with its own worker id, never collide.
 #   - fan-in: three writers publish their table (native logical replication)
 #     to one aggregator subscribed to all three: it holds every row exactly
-#     once, and snowflake_workers() there shows the three worker ids, no other;
+#     once, and snowflake_workers() there shows the three worker ids, no other,
+#     each from its one origin; a fourth writer deliberately given writer 1's
+#     worker id shows as worker id 1 from two origins;
 #   - two-way with pglogical 2 (forward_origins '{}'): both nodes end identical;
 #   - two-way with native logical replication (origin = none, PostgreSQL 16+).
 # No apply worker logs a conflict or an error. pgbench writes for 3 s a node.
@@ -125,7 +127,31 @@ sub no_conflicts
 			'SELECT sum(apply_error_count + sync_error_count) FROM pg_stat_subscription_stats'),
 		'0', 'fan-in: no apply or sync error counted');
 	no_conflicts($aggregator, 'fan-in');
-	$_->stop for @writers, $aggregator;
+	is( $aggregator->safe_psql('postgres',
+			"SELECT string_agg(worker_id || ':' || array_to_string(origins, ','), ' ' ORDER BY worker_id) FROM snowflake_workers('t')"),
+		'1:from_writer1 2:from_writer2 3:from_writer3',
+		'fan-in: snowflake_workers names each worker id\'s one origin (track_commit_timestamp)');
+
+	# A fourth writer deliberately given writer 1's worker id (issue 18): the
+	# fleet check on the aggregator reports worker id 1 from two origins.
+	my $rogue = logical_node('rogue', 1, 'snowflake');
+	$rogue->safe_psql('postgres', 'CREATE PUBLICATION p FOR TABLE t');
+	$aggregator->safe_psql('postgres',
+		"CREATE SUBSCRIPTION from_rogue CONNECTION '" . dsn($rogue) . "' PUBLICATION p");
+	$aggregator->wait_for_subscription_sync;
+	$rogue->safe_psql('postgres', 'INSERT INTO t DEFAULT VALUES') for 1 .. 5;
+	$aggregator->poll_query_until('postgres', "SELECT count(*) = $total + 5 FROM t")
+	  or die 'the rogue writer\'s rows did not arrive';
+	is( $aggregator->safe_psql('postgres',
+			"SELECT array_to_string(origins, ',') FROM snowflake_workers('t') WHERE worker_id = 1"),
+		'from_rogue,from_writer1',
+		'two writers sharing worker id 1: snowflake_workers on the aggregator shows its two origins');
+	is( $aggregator->safe_psql('postgres',
+			"SELECT string_agg(worker_id::text, ' ') FROM snowflake_workers('t') WHERE cardinality(origins) > 1"),
+		'1', '... and no other worker id has two');
+	note "snowflake_workers('t') on the aggregator, with the rogue writer:\n"
+	  . $aggregator->safe_psql('postgres', "SELECT * FROM snowflake_workers('t')", extra_params => ['-P', 'format=aligned', '-P', 'tuples_only=off']);
+	$_->stop for @writers, $rogue, $aggregator;
 }
 
 # Two nodes replicating t both ways; $subscribe->($node, $other) subscribes

@@ -31,20 +31,33 @@ sub snowflake_node
 	return $node;
 }
 
-# The lease file of a node (or another file in its format, such as
-# pg_snowflake/fence) as a hash { epoch_unix_ms, lease_ms, clock_ms, worker_id },
-# undef when there is none; dies when it is not exactly what the extension writes.
+# The lease file of a node as a hash { epoch_unix_ms, lease_ms, clock_ms,
+# worker_id, fenced (a list), directory_host, directory_inode, crc32c, text },
+# undef when there is none; dies when it is not in the form the extension
+# writes (the checksum is the extension's to check).
 sub read_lease
 {
-	my ($node, $file) = @_;
-	my $path = $node->data_dir . '/pg_snowflake/' . ($file // 'lease');
+	my ($node) = @_;
+	my $path = $node->data_dir . '/pg_snowflake/lease';
 	return undef unless -e $path;
 	my $text = slurp_file($path);
 	# one 512-byte block: the text, then NULs (overwritten in place)
 	length($text) == 512
-	  && $text =~ /\Asnowflake lease 3\nepoch_unix_ms (\d+)\nlease_ms (\d+)\nclock_ms (\d+)\nworker_id (\d+|none)\n\0+\z/
+	  && $text =~ /\A(snowflake\ lease\ 4\nepoch_unix_ms\ (\d+)\nlease_ms\ (\d+)\nclock_ms\ (\d+)\n
+	               worker_id\ (\d+|none)\nfenced\ (none|\d+(?:\ \d+)*)\ndirectory\ (\d+)\ (\d+)\n
+	               crc32c\ ([0-9a-f]{8})\n)\0+\z/x
 	  or die "unexpected lease file contents: \"$text\"";
-	return { epoch_unix_ms => $1, lease_ms => $2, clock_ms => $3, worker_id => $4 };
+	return {
+		epoch_unix_ms   => $2,
+		lease_ms        => $3,
+		clock_ms        => $4,
+		worker_id       => $5,
+		fenced          => [ $6 eq 'none' ? () : split / /, $6 ],
+		directory_host  => $7,
+		directory_inode => $8,
+		crc32c          => $9,
+		text            => $1
+	};
 }
 
 # The pid of a node's running lease writer (a background worker with no

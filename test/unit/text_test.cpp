@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstring>
 #include <string>
 
@@ -158,21 +159,56 @@ std::string formatted(const Lease& lease) {
 
 bool parses(const std::string& text, Lease* out = nullptr) {
     Lease lease{-1, 1, 2};
-    const bool ok = parse_lease(text.data(), text.size(), lease);
+    const bool ok = parse_lease(text.data(), text.size(), lease) == LeaseText::Ok;
     if (out) *out = lease;
     return ok;
 }
 
-TEST(LeaseText, ExactFormat) {
-    EXPECT_EQ(formatted(Lease{kDefaultEpoch, 42, 40, 61}),
-              "snowflake lease 3\nepoch_unix_ms 1704067200000\nlease_ms 42\nclock_ms 40\nworker_id 61\n");
-    EXPECT_EQ(formatted(Lease{kDefaultEpoch, 42, 40}),
-              "snowflake lease 3\nepoch_unix_ms 1704067200000\nlease_ms 42\nclock_ms 40\nworker_id none\n");
+// The check value of CRC-32C (RFC 3720), and of nothing.
+TEST(Crc32c, CheckValue) {
+    EXPECT_EQ(crc32c("123456789", 9), 0xE3069283u);
+    EXPECT_EQ(crc32c("", 0), 0u);
 }
 
-// Files written by earlier versions still read: no clock reading (0), no worker id.
+TEST(LeaseText, ExactFormat) {
+    const std::string body =
+        "snowflake lease 4\nepoch_unix_ms 1704067200000\nlease_ms 42\nclock_ms 40\nworker_id 61\n"
+        "fenced 7 41\ndirectory 2049 131077\n";
+    char crc[32];
+    std::snprintf(crc, sizeof crc, "crc32c %08x\n", crc32c(body.data(), body.size()));
+    EXPECT_EQ(formatted(Lease{kDefaultEpoch, 42, 40, 61, 2049, 131077, 2, {7, 41}}), body + crc);
+    EXPECT_EQ(formatted(Lease{kDefaultEpoch, 42, 40}).substr(0, 118),
+              "snowflake lease 4\nepoch_unix_ms 1704067200000\nlease_ms 42\nclock_ms 40\nworker_id none\n"
+              "fenced none\ndirectory 0 0\ncrc32c ");
+}
+
+// Every single flipped bit of a version-4 file is refused, and one inside the
+// text before the checksum line is reported as a checksum mismatch (issue 18:
+// a flipped bit in lease_ms was accepted and the node jumped 92 days ahead).
+TEST(LeaseText, EveryFlippedBitIsRefused) {
+    const std::string text = formatted(Lease{kDefaultEpoch, 1234567, 1200000, 61, 2049, 131077});
+    const std::size_t checksum_line = text.rfind("crc32c ");
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        for (int bit = 0; bit < 8; ++bit) {
+            std::string flipped = text;
+            flipped[i] = static_cast<char>(flipped[i] ^ (1 << bit));
+            Lease lease{};
+            const LeaseText result = parse_lease(flipped.data(), flipped.size(), lease);
+            EXPECT_NE(result, LeaseText::Ok) << "byte " << i << " bit " << bit;
+            if (i >= 18 && i < checksum_line) {  // past the version line, before the checksum line
+                EXPECT_EQ(result, LeaseText::BadChecksum) << "byte " << i << " bit " << bit;
+            }
+        }
+    }
+}
+
+// Files written by earlier versions still read: no clock reading (0), no
+// worker id, no directory.
 TEST(LeaseText, ReadsEarlierVersions) {
     Lease lease{};
+    ASSERT_TRUE(parses("snowflake lease 3\nepoch_unix_ms 1704067200000\nlease_ms 1234\nclock_ms 1200\n"
+                       "worker_id 7\n", &lease));
+    EXPECT_EQ(lease, (Lease{kDefaultEpoch, 1234, 1200, 7}));
     ASSERT_TRUE(parses("snowflake lease 1\nepoch_unix_ms 1704067200000\nlease_ms 1234\n", &lease));
     EXPECT_EQ(lease, (Lease{kDefaultEpoch, 1234, 0, kNoWorker}));
     ASSERT_TRUE(parses("snowflake lease 2\nepoch_unix_ms 1704067200000\nlease_ms 1234\nclock_ms 1200\n",
@@ -192,18 +228,23 @@ INSTANTIATE_TEST_SUITE_P(Values, LeaseRoundTrip,
                          testing::Values(Lease{kDefaultEpoch, 0, 0}, Lease{kDefaultEpoch, 1, 0},
                                          Lease{kDefaultEpoch, 123456789, 123446789, 0},
                                          Lease{kDefaultEpoch, 123456789, 123446789, 1023},
+                                         Lease{kDefaultEpoch, 5, 4, 3, UINT64_MAX, UINT64_MAX},
+                                         Lease{kDefaultEpoch, 5, 4, 3, 2049, 1},
+                                         Lease{kDefaultEpoch, 5, 4, 3, 2049, 1, 1, {0}},
+                                         Lease{kDefaultEpoch, 5, 4, 3, 2049, 1, 8, {0, 1, 2, 41, 42, 500, 1022, 1023}},
                                          Lease{kDefaultEpoch, kMaxTime, kMaxTime}, Lease{0, 0, 0},
                                          Lease{253402300799999, kMaxTime, 1},
                                          Lease{static_cast<std::int64_t>(kMaxId), 7, 5}));
 
 // Found by test/fuzz/lease_fuzz: with a 128-byte buffer, the text of a lease
-// with out-of-range fields (134 characters) was cut short and its length
-// returned as 134, past the end of the buffer.
+// with out-of-range fields (134 characters, 297 with the fenced ids, the directory and the
+// checksum) was cut short and its length returned past the end of the buffer.
 TEST(LeaseText, AnyLeaseFitsTheBuffer) {
-    const Lease widest{INT64_MIN, UINT64_MAX, UINT64_MAX, kNoWorker - 1};
+    Lease widest{INT64_MIN, UINT64_MAX, UINT64_MAX, kNoWorker - 1, UINT64_MAX, UINT64_MAX, 1000, {}};
+    widest.fenced.fill(UINT32_MAX);
     char buf[kLeaseTextMax];
     const std::size_t n = format_lease(widest, buf);
-    EXPECT_EQ(n, 134u);
+    EXPECT_EQ(n, 297u);
     EXPECT_LT(n, kLeaseTextMax);
     EXPECT_EQ(std::strlen(buf), n);
     EXPECT_FALSE(parses(std::string(buf, n)));  // out of range: refused
@@ -237,6 +278,7 @@ TEST(LeaseText, RejectsExtraOrDifferentText) {
     }
     const char* const others[] = {
         "snowflake lease 4\nepoch_unix_ms 1704067200000\nlease_ms 1234\nclock_ms 1\nworker_id 1\n",
+        "snowflake lease 5\nepoch_unix_ms 1704067200000\nlease_ms 1234\nclock_ms 1\nworker_id 1\n",
         "snowflake lease 0\nepoch_unix_ms 1704067200000\nlease_ms 1234\n",
         "snowflake lease 3\nepoch_unix_ms 1704067200000\nlease_ms 1234\nclock_ms 1\n",  // no worker
         "snowflake lease 3\nepoch_unix_ms 1704067200000\nlease_ms 1234\nclock_ms 1\nworker_id 1024\n",
@@ -264,10 +306,24 @@ TEST(LeaseText, RejectsExtraOrDifferentText) {
     for (const char* other : others) EXPECT_FALSE(parses(other)) << other;
 }
 
+// The fenced list: ascending, distinct, each a worker id, at most kMaxFenced.
+TEST(LeaseText, RejectsABadFencedList) {
+    const std::string good = formatted(Lease{kDefaultEpoch, 5, 4, 3, 2049, 1, 2, {7, 41}});
+    ASSERT_TRUE(parses(good));
+    for (const char* fenced : {"fenced 41 7", "fenced 7 7", "fenced 1024", "fenced", "fenced ", "fenced 7  41",
+                               "fenced 07", "fenced none 7", "fenced 0 1 2 3 4 5 6 7 8", "fenced -1"}) {
+        std::string body = good.substr(0, good.find("fenced")) + fenced + good.substr(good.find("\ndirectory"));
+        body = body.substr(0, body.rfind("crc32c "));
+        char crc[32];
+        std::snprintf(crc, sizeof crc, "crc32c %08x\n", crc32c(body.data(), body.size()));
+        EXPECT_FALSE(parses(body + crc)) << fenced;  // a valid checksum, a bad list
+    }
+}
+
 TEST(LeaseText, FailedParseLeavesTheLeaseAlone) {
     Lease lease{5, 6, 7};
     const std::string text = "snowflake lease 2\nepoch_unix_ms 1\nlease_ms 2\nclock_ms x\n";
-    EXPECT_FALSE(parse_lease(text.data(), text.size(), lease));
+    EXPECT_EQ(parse_lease(text.data(), text.size(), lease), LeaseText::Malformed);
     EXPECT_EQ(lease, (Lease{5, 6, 7}));
 }
 

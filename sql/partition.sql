@@ -129,8 +129,18 @@ DROP TABLE metrics, events, metrics_20240205, plain, by_list, by_text, by_two;
 SELECT snowflake_id_span('1 hour') AS hour, snowflake_id_span('1 day') AS day,
        snowflake_id_span('1 day') = snowflake_from_timestamp('2024-01-02 00:00:00+00') AS day_is_id_of_day_two,
        snowflake_id_span('1 ms') = 1 << 22 AS one_ms;
-SELECT s, e.* FROM unnest(ARRAY['1 month', '0', '-1 hour', '1.5 ms', '7 days']::interval[]) AS s,
+SELECT s, e.* FROM unnest(ARRAY['1 month', '0', '-1 hour', '1.5 ms']::interval[]) AS s,
        pg_temp.error_of(format('SELECT snowflake_id_span(%L)', s)) e;
+-- a retention is a length of time: 7, 30 and 90 days, whatever the epoch
+SELECT snowflake_id_span('7 days') = 604800000::bigint << 22 AS week,
+       snowflake_id_span('30 days') = 2592000000::bigint << 22 AS month_of_days,
+       snowflake_id_span('90 days') = 7776000000::bigint << 22 AS quarter_of_days;
+-- a partition interval (aligned => true) must start where UTC periods start:
+-- the default epoch, 2024-01-01, is a whole number of hours and days from
+-- 1970-01-01, not of weeks
+SELECT snowflake_id_span('1 hour', aligned => true) = snowflake_id_span('1 hour') AS hour_aligned,
+       snowflake_id_span('1 day', aligned => true) = snowflake_id_span('1 day') AS day_aligned;
+SELECT e.* FROM pg_temp.error_of($$SELECT snowflake_id_span('7 days', aligned => true)$$) e;
 
 --
 -- the extension is relocatable: the helpers find its functions wherever it

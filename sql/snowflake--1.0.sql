@@ -850,7 +850,7 @@ BEGIN
 END $$;
 COMMENT ON FUNCTION snowflake_create_partition(regclass, timestamptz, text) IS 'creates (or finds) the partition of the UTC hour, day, week, month or year holding ts, named parent_YYYYMMDD and the like';
 
-CREATE FUNCTION snowflake_id_span(span interval) RETURNS bigint
+CREATE FUNCTION snowflake_id_span(span interval, aligned boolean DEFAULT false) RETURNS bigint
     LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     ext name := (SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'snowflake');
@@ -861,15 +861,20 @@ BEGIN
         RAISE EXCEPTION 'invalid id span: %', span USING ERRCODE = 'invalid_parameter_value',
             HINT = 'A span is a positive whole number of milliseconds, without months or years (their length varies).';
     END IF;
-    EXECUTE format('SELECT extract(epoch FROM %I.snowflake_to_timestamp(0)) * 1000', ext) INTO epoch_ms;
-    IF epoch_ms % span_ms <> 0 THEN
-        RAISE EXCEPTION 'snowflake.epoch is not a multiple of % from 1970-01-01 00:00 UTC', span
-            USING ERRCODE = 'invalid_parameter_value',
-                  DETAIL = 'Ranges of this many ids from id 0 would not start where UTC periods of this length start.';
+    -- A length of time (retention, a distance between ids) needs no alignment;
+    -- a partition interval does, for its ranges to start where UTC periods start.
+    IF aligned THEN
+        EXECUTE format('SELECT extract(epoch FROM %I.snowflake_to_timestamp(0)) * 1000', ext) INTO epoch_ms;
+        IF epoch_ms % span_ms <> 0 THEN
+            RAISE EXCEPTION 'snowflake.epoch is not a multiple of % from 1970-01-01 00:00 UTC', span
+                USING ERRCODE = 'invalid_parameter_value',
+                      DETAIL = 'Partitions of this many ids from id 0 would not start where UTC periods of this length start.',
+                      HINT = 'For a partition interval, use a span the epoch is a multiple of (an hour, a day); a retention needs no alignment: leave out aligned.';
+        END IF;
     END IF;
     RETURN span_ms::bigint << 22;
 END $$;
-COMMENT ON FUNCTION snowflake_id_span(interval) IS 'how many ids a span of time holds (ms << 22), for pg_partman''s p_interval and retention; refuses spans the epoch is not aligned to';
+COMMENT ON FUNCTION snowflake_id_span(interval, boolean) IS 'how many ids a span of time holds (ms << 22): pg_partman''s retention, and with aligned => true its p_interval (refusing spans the epoch is not a multiple of)';
 
 -- short text forms: fixed width, so that sorting the text (C collation)
 -- sorts the ids. One overload, on bigint, serves snowflake too. Decoding

@@ -242,6 +242,45 @@ DROP TABLE customers, orders, events, tags, notes, shared_a, shared_b, owner_t, 
            desks, staff, accounts, ledger, readings, products, product_parts, product_log, doubled, future;
 DROP SEQUENCE shared_seq;
 
+--
+-- CHECK constraints a snowflake id would violate (issue 19: CHECK (id > 0 AND
+-- id < 1000000) converted, then every insert failed): refused, on the key and
+-- on a referencing column, nothing changed; a CHECK ids pass converts
+--
+CREATE TABLE small_ids (id serial PRIMARY KEY CHECK (id > 0 AND id < 1000000), note text NOT NULL);
+INSERT INTO small_ids (note) VALUES ('one');
+SELECT * FROM pg_temp.error_of($$SELECT snowflake_convert_column('small_ids', 'id')$$);
+CREATE TABLE positive_ids (id serial PRIMARY KEY CHECK (id > 0), note text CHECK (note <> ''));
+CREATE TABLE capped_refs (id serial PRIMARY KEY, ref integer REFERENCES positive_ids CHECK (ref < 100000));
+INSERT INTO positive_ids (note) VALUES ('one');
+INSERT INTO capped_refs (ref) VALUES (1);
+SELECT * FROM pg_temp.error_of($$SELECT snowflake_convert_column('positive_ids', 'id')$$);
+SELECT pg_temp.column_of('small_ids', 'id') AS small_ids_id, pg_temp.column_of('positive_ids', 'id') AS positive_ids_id,
+       pg_temp.column_of('capped_refs', 'ref') AS capped_refs_ref;
+ALTER TABLE capped_refs DROP CONSTRAINT capped_refs_ref_check;
+SELECT count(*) AS steps FROM snowflake_convert_column('positive_ids', 'id');
+SELECT pg_temp.column_of('positive_ids', 'id') AS positive_ids_id, pg_temp.column_of('capped_refs', 'ref') AS capped_refs_ref;
+INSERT INTO positive_ids (note) VALUES ('two') RETURNING id > 1000000 AS snowflake_id;
+DROP TABLE capped_refs, positive_ids, small_ids;
+
+--
+-- a published table (issue 19: its subscribers failed to apply the new ids
+-- and replication stopped): refused, saying what each subscriber must do
+-- first, unless subscribers_widened
+--
+SET client_min_messages = error;
+CREATE TABLE published (id serial PRIMARY KEY);
+CREATE PUBLICATION pub_all_of_it FOR TABLE published;
+RESET client_min_messages;
+INSERT INTO published DEFAULT VALUES;
+SELECT * FROM pg_temp.error_of($$SELECT snowflake_convert_column('published', 'id')$$);
+SELECT * FROM pg_temp.error_of($$SELECT snowflake_convert_column('published', 'id', dry_run => true)$$);
+SELECT pg_temp.column_of('published', 'id') AS published_id;
+SELECT count(*) AS steps FROM snowflake_convert_column('published', 'id', subscribers_widened => true);
+SELECT pg_temp.column_of('published', 'id') AS published_id;
+DROP PUBLICATION pub_all_of_it;
+DROP TABLE published;
+
 -- the function's labels: it runs DDL
 SELECT p.provolatile, p.proparallel, p.prosecdef, p.proconfig
-  FROM pg_proc p WHERE p.oid = 'snowflake_convert_column(regclass, name, boolean)'::regprocedure;
+  FROM pg_proc p WHERE p.oid = 'snowflake_convert_column(regclass, name, boolean, boolean)'::regprocedure;

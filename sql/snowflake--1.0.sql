@@ -537,7 +537,8 @@ COMMENT ON FUNCTION snowflake_from_timestamp(timestamptz, timestamptz) IS 'the s
 -- PL/pgSQL finds its functions through pg_extension, SQL-standard bodies
 -- (BEGIN ATOMIC) are bound when made; neither through the search_path.
 
-CREATE FUNCTION snowflake_convert_column(tbl regclass, col name, dry_run boolean DEFAULT false)
+CREATE FUNCTION snowflake_convert_column(tbl regclass, col name, dry_run boolean DEFAULT false,
+                                         subscribers_widened boolean DEFAULT false)
     RETURNS TABLE (step integer, table_name regclass, column_name name, old_type regtype, new_type regtype,
                    action text, statement text, lock_mode text, rewrite boolean)
     LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
@@ -554,6 +555,8 @@ DECLARE
     statements text[] := '{}';
     max_value bigint;
     first_new bigint;
+    far_id bigint;
+    passes boolean;
     stmt text;
 BEGIN
     SELECT * INTO key_rel FROM pg_class WHERE oid = tbl;
@@ -672,6 +675,56 @@ BEGIN
                   HINT = 'PostgreSQL cannot change the type of a column that such an object uses: drop it, convert, create it again.';
     END LOOP;
 
+    -- A published table's subscribers receive the new ids: one whose column is
+    -- still smallint or integer fails to apply them, and replication stops.
+    IF NOT subscribers_widened THEN
+        FOR blocker IN
+            SELECT DISTINCT pt.pubname, p.relid, p.attname
+              FROM pg_temp._snowflake_convert_plan p
+              JOIN pg_temp._snowflake_convert_family f ON f.root = p.relid
+              JOIN pg_class c ON c.oid = f.relid JOIN pg_namespace n ON n.oid = c.relnamespace
+              JOIN pg_publication_tables pt ON pt.schemaname = n.nspname AND pt.tablename = c.relname
+             ORDER BY 1, 2
+        LOOP
+            RAISE EXCEPTION 'table % is in publication %', blocker.relid, blocker.pubname
+                USING ERRCODE = 'object_not_in_prerequisite_state',
+                      DETAIL = 'Its subscribers will receive snowflake ids: a subscriber whose column is still smallint or integer fails to apply them, and replication stops.',
+                      HINT = format('On every subscriber first: ALTER TABLE %s ALTER COLUMN %I TYPE bigint; (and each referencing column the dry run lists); then call again with subscribers_widened => true.',
+                                    blocker.relid, blocker.attname);
+        END LOOP;
+    END IF;
+
+    -- CHECK constraints of the key and of the referencing columns that a
+    -- snowflake id would violate: each is tried on a row of the table (or,
+    -- when it has none, a row of NULLs) holding the largest id this node can
+    -- make in the next ten years
+    EXECUTE format('SELECT %I.snowflake_from_timestamp(now() + interval ''10 years'') | 4194303', ext) INTO far_id;
+    FOR blocker IN
+        SELECT f.relid, p.attname, con.conname, pg_get_constraintdef(con.oid) AS definition,
+               pg_get_expr(con.conbin, con.conrelid) AS expr,
+               (SELECT format('SELECT %s FROM ONLY %s UNION ALL SELECT %s',
+                              string_agg(CASE WHEN a2.attname = p.attname THEN format('%s::bigint AS %I', far_id, a2.attname)
+                                              ELSE format('%I', a2.attname) END, ', ' ORDER BY a2.attnum),
+                              f.relid,
+                              string_agg(CASE WHEN a2.attname = p.attname THEN format('%s::bigint', far_id)
+                                              ELSE format('NULL::%s', format_type(a2.atttypid, a2.atttypmod)) END, ', ' ORDER BY a2.attnum))
+                  FROM pg_attribute a2 WHERE a2.attrelid = f.relid AND a2.attnum > 0 AND NOT a2.attisdropped) AS row_sql
+          FROM pg_temp._snowflake_convert_plan p
+          JOIN pg_temp._snowflake_convert_family f ON f.root = p.relid
+          JOIN pg_attribute a ON a.attrelid = f.relid AND a.attname = p.attname
+          JOIN pg_constraint con ON con.conrelid = f.relid AND con.contype = 'c' AND a.attnum = ANY (con.conkey)
+    LOOP
+        EXECUTE format('SELECT (%s) IS NOT FALSE FROM (%s LIMIT 1) AS row_with_a_snowflake_id', blocker.expr, blocker.row_sql)
+            INTO passes;
+        IF NOT passes THEN
+            RAISE EXCEPTION 'constraint % of table % refuses snowflake ids: %', blocker.conname, blocker.relid, blocker.definition
+                USING ERRCODE = 'check_violation',
+                      DETAIL = format('Column "%s" would hold snowflake ids (2^22 for every millisecond since snowflake.epoch); every insert would fail.',
+                                      blocker.attname),
+                      HINT = 'Drop the constraint or change it to allow 64-bit ids, then convert.';
+        END IF;
+    END LOOP;
+
     -- old ids must sort below every new one
     EXECUTE format('SELECT max(%I)::bigint FROM %s', col, tbl) INTO max_value;
     EXECUTE format('SELECT %I.snowflake_from_timestamp(now())', ext) INTO first_new;
@@ -745,7 +798,7 @@ BEGIN
     END IF;
     DROP TABLE pg_temp._snowflake_convert_plan, pg_temp._snowflake_convert_family;
 END $$;
-COMMENT ON FUNCTION snowflake_convert_column(regclass, name, boolean) IS 'turns a serial, identity or nextval() key into bigint DEFAULT snowflake_nextval(), widening the foreign keys that reference it; a row per step; dry_run shows the statements only';
+COMMENT ON FUNCTION snowflake_convert_column(regclass, name, boolean, boolean) IS 'turns a serial, identity or nextval() key into bigint DEFAULT snowflake_nextval(), widening the foreign keys that reference it; a row per step; dry_run shows the statements only; refuses a published table unless subscribers_widened, and CHECK constraints that snowflake ids would violate';
 
 -- time partitioning: a table partitioned by RANGE of a bigint or snowflake id
 -- holds in each partition the ids of one UTC hour, day, week, month or year

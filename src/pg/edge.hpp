@@ -44,7 +44,7 @@ struct SharedState {
     std::atomic<std::uint32_t> writer_busy;    // 1 while a process writes the lease
     std::atomic<std::uint64_t> lease_failures;  // lease writes that failed
     ConditionVariable lease_written;            // broadcast after every write attempt
-    std::atomic<std::int64_t> writer_alive_ms;  // the lease writer's last turn (it turns every second at most)
+    std::atomic<std::int64_t> writer_alive_ms;  // the lease writer's last turn (it turns at least once a second)
     std::atomic<std::int32_t> writer_pid;
     // Faults that repeat are logged at most once a second, with a count of the rest.
     struct Throttle {

@@ -100,7 +100,7 @@ INSERT INTO call VALUES
      NULL, $$SELECT public.snowflake_id_span('1 month'::interval)$$),
     ('snowflake_workers(regclass,name)', 'three workers',
      NULL, $$SELECT * FROM public.snowflake_workers('public.hj_workers'::pg_catalog.regclass, 'id'::pg_catalog.name)$$),
-    ('snowflake_convert_column(regclass,name,boolean)', 'what the dry run showed, done',
+    ('snowflake_convert_column(regclass,name,boolean,boolean)', 'what the dry run showed, done',
      $$SELECT * FROM public.snowflake_convert_column('public.hj_convert_%1$s'::pg_catalog.regclass, 'id'::pg_catalog.name, true)$$,
      $$SELECT * FROM public.snowflake_convert_column('public.hj_convert_%1$s'::pg_catalog.regclass, 'id'::pg_catalog.name)$$);
 UPDATE call SET expected_sql = call_sql WHERE expected_sql IS NULL;
@@ -297,7 +297,7 @@ SELECT pg_temp.run_calls('public', 'call', '"$user", public');
 
 -- the converted keys default to the extension's snowflake_nextval()
 INSERT INTO pg_temp.result
-    SELECT t, 'default', 'public.snowflake_convert_column(regclass,name,boolean)', 'the new default',
+    SELECT t, 'default', 'public.snowflake_convert_column(regclass,name,boolean,boolean)', 'the new default',
            pg_get_expr(d.adbin, d.adrelid) || ' ' || format_type(a.atttypid, a.atttypmod) || ' '
            || (SELECT format_type(atttypid, atttypmod) FROM pg_attribute
                 WHERE attrelid = format('public.hj_convert_%s_ref', t)::regclass AND attname = 'convert_id')

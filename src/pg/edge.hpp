@@ -56,6 +56,9 @@ struct SharedState {
 static_assert(std::is_standard_layout_v<SharedState>);
 
 SharedState* shared_state();  // null unless loaded by shared_preload_libraries
+// snowflake.epoch changed on a node that has issued ids: an ERROR saying so,
+// with the way out for generation or for decoding (generate.cpp).
+[[noreturn]] void refuse_changed_epoch(const SharedState& state, bool decoding);
 Config generator_config();
 
 // The durable lease and the lease writer (lease.cpp).

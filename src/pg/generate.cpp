@@ -13,6 +13,30 @@ extern "C" {
 using namespace snowflake;
 using namespace snowflake::pg;
 
+// The epoch was changed on a node that has issued ids: generation refuses,
+// and so does decoding under the setting, which no longer fits the node's ids.
+void snowflake::pg::refuse_changed_epoch(const SharedState& state, bool decoding) {
+    const char* old_epoch = timestamptz_to_str(timestamptz_of_unix_ms(state.lease_epoch_unix_ms));
+    ereport(ERROR,
+            (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+             errmsg("snowflake.epoch changed from \"%s\" to \"%s\" on a node that has issued ids",
+                    old_epoch, epoch_setting),
+             state.epoch_unix_ms > state.lease_epoch_unix_ms
+                 ? errdetail("The new epoch is later: new ids would carry smaller times and could "
+                             "repeat ids already issued.")
+                 : errdetail("The new epoch is earlier: ids already issued would decode to times "
+                             "%lld ms too early.",
+                             static_cast<long long>(state.lease_epoch_unix_ms - state.epoch_unix_ms)),
+             decoding ? errhint("Decode with the epoch of this node's ids, as in "
+                                "snowflake_to_timestamp(id, '%s'), or set snowflake.epoch = '%s' "
+                                "again and restart.",
+                                old_epoch, old_epoch)
+                      : errhint("Set snowflake.epoch = '%s' again and restart, or, to start a new "
+                                "id space on purpose, remove the file pg_snowflake/lease in the "
+                                "data directory and restart.",
+                                old_epoch)));
+}
+
 namespace {
 
 // Sleeps until the clock reads `unix_ms`: to the microsecond for the short
@@ -46,25 +70,7 @@ SharedState& generator_or_refuse() {
                  errmsg("snowflake ids cannot be generated on a hot standby"),
                  errdetail("A standby shares its primary's snowflake.worker_id."),
                  errhint("Generate ids on the primary; decoding works here.")));
-    if (state->blocked == Blocked::EpochChanged) {
-        const TimestampTz old_epoch = timestamptz_of_unix_ms(state->lease_epoch_unix_ms);
-        ereport(ERROR,
-                (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-                 errmsg("snowflake.epoch changed from \"%s\" to \"%s\" on a node that has "
-                        "issued ids",
-                        timestamptz_to_str(old_epoch), epoch_setting),
-                 state->epoch_unix_ms > state->lease_epoch_unix_ms
-                     ? errdetail("The new epoch is later: new ids would carry smaller times and "
-                                 "could repeat ids already issued.")
-                     : errdetail("The new epoch is earlier: ids already issued would decode to "
-                                 "times %lld ms too early.",
-                                 static_cast<long long>(state->lease_epoch_unix_ms -
-                                                        state->epoch_unix_ms)),
-                 errhint("Set snowflake.epoch = '%s' again and restart, or, to start a new id "
-                         "space on purpose, remove the file pg_snowflake/lease in the data "
-                         "directory and restart.",
-                         timestamptz_to_str(old_epoch))));
-    }
+    if (state->blocked == Blocked::EpochChanged) refuse_changed_epoch(*state, false);
     if (state->blocked == Blocked::LeaseUnreadable || state->blocked == Blocked::LeaseCorrupt)
         ereport(ERROR,
                 (errcode(ERRCODE_DATA_CORRUPTED),

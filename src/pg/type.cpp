@@ -143,8 +143,17 @@ SNOWFLAKE_FUNCTION(snowflake_from_jsonb) {
     PG_RETURN_INT64(static_cast<std::int64_t>(id_of_text(text)));
 }
 
+// The epoch of the one-argument (STABLE) forms: snowflake.epoch, unless this
+// node's ids were made under another one (the lease says so), when they refuse
+// as generation does. Without preloading there is no lease to compare with.
+static std::int64_t decoding_epoch_unix_ms() {
+    const SharedState* state = shared_state();
+    if (state != nullptr && state->blocked == Blocked::EpochChanged) refuse_changed_epoch(*state, true);
+    return epoch_unix_ms();
+}
+
 SNOWFLAKE_FUNCTION(snowflake_decode) {
-    PG_RETURN_DATUM(fields_of(fcinfo, id_or_refuse(PG_GETARG_INT64(0)), epoch_unix_ms()));
+    PG_RETURN_DATUM(fields_of(fcinfo, id_or_refuse(PG_GETARG_INT64(0)), decoding_epoch_unix_ms()));
 }
 
 SNOWFLAKE_FUNCTION(snowflake_decode_at) {
@@ -153,7 +162,7 @@ SNOWFLAKE_FUNCTION(snowflake_decode_at) {
 }
 
 SNOWFLAKE_FUNCTION(snowflake_to_timestamp) {
-    PG_RETURN_TIMESTAMPTZ(timestamp_of(id_or_refuse(PG_GETARG_INT64(0)), epoch_unix_ms()));
+    PG_RETURN_TIMESTAMPTZ(timestamp_of(id_or_refuse(PG_GETARG_INT64(0)), decoding_epoch_unix_ms()));
 }
 
 SNOWFLAKE_FUNCTION(snowflake_to_timestamp_at) {
@@ -163,7 +172,7 @@ SNOWFLAKE_FUNCTION(snowflake_to_timestamp_at) {
 
 SNOWFLAKE_FUNCTION(snowflake_from_timestamp) {
     const char* epoch_text = psprintf("snowflake.epoch \"%s\"", epoch_setting);
-    PG_RETURN_INT64(first_id_of(PG_GETARG_TIMESTAMPTZ(0), epoch_unix_ms(), epoch_text));
+    PG_RETURN_INT64(first_id_of(PG_GETARG_TIMESTAMPTZ(0), decoding_epoch_unix_ms(), epoch_text));
 }
 
 SNOWFLAKE_FUNCTION(snowflake_from_timestamp_at) {

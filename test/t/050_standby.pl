@@ -17,6 +17,8 @@ $primary->safe_psql(
 CREATE EXTENSION snowflake;
 CREATE TABLE t (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), phase int NOT NULL);
 INSERT INTO t (phase) SELECT 1 FROM generate_series(1, 5000);
+CREATE TABLE legacy (id serial PRIMARY KEY);
+CREATE TABLE legacy_refs (legacy_id integer REFERENCES legacy);
 });
 
 $primary->backup('backup');
@@ -53,6 +55,18 @@ WHERE (snowflake_decode(id)).worker_id = 41
   AND snowflake_to_timestamp(id) BETWEEN now() - interval '10 min' AND now() + interval '10 s'}),
 	'10000',
 	'decoding works on the standby');
+
+# A conversion is planned on the standby (issue 19: the dry run made temporary
+# tables, which a standby cannot); the conversion itself is refused there.
+is($standby->safe_psql('postgres',
+		q{SELECT string_agg(table_name || ' ' || action, ', ' ORDER BY step, table_name::text)
+		    FROM snowflake_convert_column('legacy', 'id', dry_run => true) WHERE step <= 3}),
+	'legacy drop default, legacy widen, legacy_refs widen',
+	'a dry run of snowflake_convert_column works on the standby');
+my ($convert_rc, $convert_out, $convert_err) =
+  $standby->psql('postgres', q{SELECT count(*) FROM snowflake_convert_column('legacy', 'id')});
+like($convert_err, qr/ERROR:  cannot execute LOCK TABLE during recovery/,
+	'the conversion itself is refused on the standby');
 
 my $max_replicated = $standby->safe_psql('postgres', 'SELECT max(id) FROM t');
 

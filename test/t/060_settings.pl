@@ -134,6 +134,18 @@ like(refused('SELECT count(*) FROM snowflake_nextvals(10)'),
 	qr/snowflake\.epoch changed/, 'epoch changed: snowflake_nextvals() refuses too');
 is($node->safe_psql('postgres', 'SELECT generating FROM snowflake_status'),
 	'f', 'epoch changed: snowflake_status shows no generation');
+# Decoding under the setting would shift every id already issued: the STABLE
+# forms refuse as generation does; the forms given the epoch still work.
+for my $call ('snowflake_to_timestamp(1)', '(snowflake_decode(1)).ts',
+	"snowflake_from_timestamp('2026-01-01+00')")
+{
+	like(refused("SELECT $call"),
+		qr/snowflake\.epoch changed from .*HINT:  Decode with the epoch of this node's ids, as in snowflake_to_timestamp\(id, '[^']+'\)/s,
+		"epoch changed: $call refuses, with the way to decode");
+}
+is($node->safe_psql('postgres',
+		"SELECT snowflake_to_timestamp(4194304, '2024-01-01+00') = '2024-01-01 00:00:00.001+00'"),
+	't', 'epoch changed: decoding with the epoch given works');
 $node->stop;
 is(read_lease($node)->{epoch_unix_ms}, DEFAULT_EPOCH_MS,
 	'epoch changed: the lease file keeps the old epoch');

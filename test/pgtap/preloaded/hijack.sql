@@ -101,8 +101,10 @@ INSERT INTO call VALUES
     ('snowflake_workers(regclass,name)', 'three workers',
      NULL, $$SELECT * FROM public.snowflake_workers('public.hj_workers'::pg_catalog.regclass, 'id'::pg_catalog.name)$$),
     ('snowflake_convert_column(regclass,name,boolean,boolean)', 'what the dry run showed, done',
-     $$SELECT * FROM public.snowflake_convert_column('public.hj_convert_%1$s'::pg_catalog.regclass, 'id'::pg_catalog.name, true)$$,
-     $$SELECT * FROM public.snowflake_convert_column('public.hj_convert_%1$s'::pg_catalog.regclass, 'id'::pg_catalog.name)$$);
+     $$SELECT step, table_name, column_name, old_type, new_type, action, statement, lock_mode, rewrite
+         FROM public.snowflake_convert_column('public.hj_convert_%1$s'::pg_catalog.regclass, 'id'::pg_catalog.name, true)$$,
+     $$SELECT step, table_name, column_name, old_type, new_type, action, statement, lock_mode, rewrite
+         FROM public.snowflake_convert_column('public.hj_convert_%1$s'::pg_catalog.regclass, 'id'::pg_catalog.name)$$);
 UPDATE call SET expected_sql = call_sql WHERE expected_sql IS NULL;
 SELECT set_eq($$SELECT DISTINCT fn FROM call$$,
               $$SELECT fn FROM extension_function WHERE lanname IN ('sql', 'plpgsql')$$,
@@ -332,7 +334,7 @@ SELECT public.is("Snow ""Flake""; --".snowflake_id_span('1 day'), 86400000::bigi
                  'snowflake_id_span() from a schema whose name needs quoting');
 SELECT public.is(("Snow ""Flake""; --".snowflake_create_partition('"Part ""S"""."Parts ""P"""', '2024-07-01 12:00:00+00'))::text,
                  '"Part ""S"""."Parts ""P""_20240701"', 'snowflake_create_partition() of a table whose names need quoting');
-SELECT public.is((SELECT array_agg(statement ORDER BY step) FROM "Snow ""Flake""; --".snowflake_convert_column('"Part ""S"""."Keys ""K"""', 'the "id"')),
+SELECT public.is((SELECT array_agg(statement ORDER BY step) FILTER (WHERE lock_mode IS NOT NULL) FROM "Snow ""Flake""; --".snowflake_convert_column('"Part ""S"""."Keys ""K"""', 'the "id"')),
                  ARRAY['ALTER TABLE "Part ""S"""."Keys ""K""" ALTER COLUMN "the ""id""" DROP DEFAULT',
                        'ALTER TABLE "Part ""S"""."Keys ""K""" ALTER COLUMN "the ""id""" TYPE bigint',
                        'ALTER TABLE "Part ""S"""."Keys ""K""" ALTER COLUMN "the ""id""" SET DEFAULT "Snow ""Flake""; --".snowflake_nextval()',

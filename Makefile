@@ -68,8 +68,8 @@ fuzz: $(FUZZ_BINS)
 
 # Google Benchmark of the core alone (no server), then the server benchmark.
 BENCH_CORE = test/bench/core_bench
-$(BENCH_CORE): test/bench/core.cpp src/core/*.hpp
-	$(CXX) -std=c++20 -O2 -g -Wall -Wextra -pthread -o $@ test/bench/core.cpp -lbenchmark
+$(BENCH_CORE): test/bench/core.cpp src/core/*.hpp src/core/*.cpp
+	$(CXX) -std=c++20 -O2 -g -Wall -Wextra -pthread -o $@ test/bench/core.cpp src/core/*.cpp -lbenchmark
 
 bench-core: $(BENCH_CORE)
 	./$(BENCH_CORE)

@@ -110,6 +110,8 @@ FROM pg_proc p WHERE p.oid = 'snowflake_nextvals(bigint)'::regprocedure;
 --
 SELECT * FROM snowflake_status LIMIT 0;
 SELECT * FROM snowflake_status() LIMIT 0;
+-- the layout in force (snowflake.layout), in its canonical form
+SELECT layout, current_setting('snowflake.layout') AS setting FROM snowflake_status;
 SELECT snowflake_nextval() AS latest \gset
 SELECT worker_id, epoch, generating,
        last_id >= :latest AS last_id_covers_latest,

@@ -18,9 +18,10 @@ COMMENT ON FUNCTION snowflake_nextvals(bigint) IS 'n increasing ids, reserved at
 CREATE FUNCTION snowflake_status(
     OUT worker_id integer, OUT epoch timestamptz, OUT last_id bigint,
     OUT restart_floor timestamptz, OUT lead_ms bigint, OUT lease_until timestamptz, OUT clock_regressions bigint, OUT borrowed_ms bigint,
-    OUT waits bigint, OUT lease_extensions bigint, OUT generating boolean, OUT writer_stalled_ms bigint)
+    OUT waits bigint, OUT lease_extensions bigint, OUT generating boolean, OUT writer_stalled_ms bigint,
+    OUT layout text)
     AS 'MODULE_PATHNAME', 'snowflake_status' LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
-COMMENT ON FUNCTION snowflake_status() IS 'the generator''s settings, position and counters; writer_stalled_ms: how long the lease writer has not answered (NULL: it answers)';
+COMMENT ON FUNCTION snowflake_status() IS 'the generator''s settings, position and counters; writer_stalled_ms: how long the lease writer has not answered (NULL: it answers); layout: snowflake.layout in force';
 
 CREATE VIEW snowflake_status AS SELECT * FROM snowflake_status();
 COMMENT ON VIEW snowflake_status IS 'the generator''s settings, position and counters';
@@ -720,7 +721,7 @@ BEGIN
     -- domains of domain-typed columns, that a snowflake id would violate: each
     -- is tried on a row of the table (or, when it has none, a row of NULLs)
     -- holding the largest id this node can make in the next ten years
-    EXECUTE format('SELECT %I.snowflake_from_timestamp(now() + interval ''10 years'') | 4194303', ext) INTO far_id;
+    EXECUTE format('SELECT %I.snowflake_from_timestamp(now() + interval ''10 years 1 day'') - 1', ext) INTO far_id;
     FOR blocker IN
         SELECT p.relid::regclass AS relid, p.attname, p.typid::regtype AS typid, b.typbasetype::regtype AS base
           FROM jsonb_to_recordset(plan) AS p(relid oid, attname name, typid oid)
@@ -914,10 +915,12 @@ CREATE FUNCTION snowflake_partition_bounds(ts timestamptz, unit text,
         OUT from_id bigint, OUT to_id bigint, OUT from_ts timestamptz, OUT to_ts timestamptz)
     LANGUAGE SQL STABLE STRICT PARALLEL SAFE
 BEGIN ATOMIC
-    SELECT * FROM snowflake_partition_bounds(ts, unit, snowflake_to_timestamp(0));
+    -- the period's times from the IMMUTABLE form, its ids in this node's layout
+    SELECT snowflake_from_timestamp(b.from_ts), snowflake_from_timestamp(b.to_ts), b.from_ts, b.to_ts
+      FROM snowflake_partition_bounds(ts, unit, snowflake_to_timestamp(0)) b;
 END;
-COMMENT ON FUNCTION snowflake_partition_bounds(timestamptz, text, timestamptz) IS 'the ids of the UTC hour, day, week, month or year holding ts, under the epoch given: FOR VALUES FROM (from_id) TO (to_id)';
-COMMENT ON FUNCTION snowflake_partition_bounds(timestamptz, text) IS 'the ids of the UTC hour, day, week, month or year holding ts, under snowflake.epoch: FOR VALUES FROM (from_id) TO (to_id)';
+COMMENT ON FUNCTION snowflake_partition_bounds(timestamptz, text, timestamptz) IS 'the ids of the UTC hour, day, week, month or year holding ts, under the epoch given, in the default layout: FOR VALUES FROM (from_id) TO (to_id)';
+COMMENT ON FUNCTION snowflake_partition_bounds(timestamptz, text) IS 'the ids of the UTC hour, day, week, month or year holding ts, under snowflake.epoch and snowflake.layout: FOR VALUES FROM (from_id) TO (to_id)';
 
 CREATE FUNCTION snowflake_partitions(parent regclass)
     RETURNS TABLE (partition regclass, from_id bigint, to_id bigint, from_ts timestamptz, to_ts timestamptz)
@@ -995,6 +998,7 @@ DECLARE
     ext name := (SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'snowflake');
     span_ms numeric := extract(epoch FROM span) * 1000;
     epoch_ms numeric;
+    ids bigint;
 BEGIN
     IF extract(month FROM span) <> 0 OR extract(year FROM span) <> 0 OR span_ms <= 0 OR span_ms <> trunc(span_ms) THEN
         RAISE EXCEPTION 'invalid id span: %', span USING ERRCODE = 'invalid_parameter_value',
@@ -1011,9 +1015,11 @@ BEGIN
                       HINT = 'For a partition interval, use a span the epoch is a multiple of (an hour, a day); a retention needs no alignment: leave out aligned.';
         END IF;
     END IF;
-    RETURN span_ms::bigint << 22;
+    -- the first id of the span's end after the epoch: ms << 22 in the default layout
+    EXECUTE format('SELECT %1$I.snowflake_from_timestamp(%1$I.snowflake_to_timestamp(0) + $1)', ext) INTO ids USING span;
+    RETURN ids;
 END $$;
-COMMENT ON FUNCTION snowflake_id_span(interval, boolean) IS 'how many ids a span of time holds (ms << 22): pg_partman''s retention, and with aligned => true its p_interval (refusing spans the epoch is not a multiple of)';
+COMMENT ON FUNCTION snowflake_id_span(interval, boolean) IS 'how many ids a span of time holds (ms << 22 in the default layout; snowflake.layout''s): pg_partman''s retention, and with aligned => true its p_interval (refusing spans the epoch is not a multiple of)';
 
 -- short text forms: fixed width, so that sorting the text (C collation)
 -- sorts the ids. One overload, on bigint, serves snowflake too. Decoding

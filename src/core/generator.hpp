@@ -17,7 +17,7 @@ enum class Status : std::uint8_t {
     WaitForClock,     // the lead is used up: try again once the clock reads wait_until_ms
     NeedLease,        // extend the durable lease to cover lease_needed_ms, then retry
     ClockBeforeEpoch, // the system clock reads earlier than snowflake.epoch
-    TimeExhausted,    // the 41-bit time field is used up for this epoch
+    TimeExhausted,    // the layout's time field is used up for this epoch
     NoWorker,         // no worker id is in effect
     Fenced,           // the worker id is a copied data directory's source's (see fence)
 };
@@ -28,7 +28,6 @@ inline constexpr std::uint64_t kHandover = std::uint64_t{1} << 63;  // above eve
 struct GeneratorState {
     std::atomic<std::uint64_t> last_id;        // highest id issued since start; 0: none yet
     std::atomic<std::uint32_t> worker_id;      // in effect for the whole node, or kNoWorker
-    std::atomic<std::uint64_t> fenced[(kMaxWorker + 1) / 64];  // refused worker ids: a copy's sources'
     std::atomic<std::uint64_t> floor_id;       // ids issued before start (or by the primary) are <= it
     std::atomic<std::uint64_t> floor_lead_ms;  // how far the floor put ids ahead of clock_high
     std::atomic<std::uint64_t> clock_high;     // highest clock reading seen, also before a restart
@@ -40,6 +39,8 @@ struct GeneratorState {
     std::atomic<std::uint64_t> borrowed_ms;    // ms taken ahead of the clock
     std::atomic<std::uint64_t> waits;          // calls that waited for the clock
     std::atomic<std::uint64_t> lease_extensions;
+    // last: 8 KB, apart from the fields every call reads
+    std::atomic<std::uint64_t> fenced[(kMaxAnyWorker + 1) / 64];  // refused worker ids: a copy's sources'
 };
 static_assert(std::is_standard_layout_v<GeneratorState>);
 static_assert(std::atomic<std::uint64_t>::is_always_lock_free);
@@ -47,11 +48,11 @@ static_assert(std::atomic<std::uint32_t>::is_always_lock_free);
 
 // The fence: worker ids a copy of another node's data directory refuses.
 inline bool is_fenced(const GeneratorState& state, std::uint32_t worker_id) noexcept {
-    return worker_id <= kMaxWorker &&
+    return worker_id <= kMaxAnyWorker &&
            (state.fenced[worker_id / 64].load(std::memory_order_relaxed) >> (worker_id % 64) & 1) != 0;
 }
 inline void fence(GeneratorState& state, std::uint32_t worker_id, bool fenced) noexcept {
-    if (worker_id > kMaxWorker) return;
+    if (worker_id > kMaxAnyWorker) return;
     const std::uint64_t bit = std::uint64_t{1} << (worker_id % 64);
     if (fenced)
         state.fenced[worker_id / 64].fetch_or(bit);
@@ -59,11 +60,25 @@ inline void fence(GeneratorState& state, std::uint32_t worker_id, bool fenced) n
         state.fenced[worker_id / 64].fetch_and(~bit);
 }
 
+// Every time below — clock readings, id times, the lease, the floor — is in
+// the layout's time units since the epoch (ms in the default layout).
 struct Config {
     std::int64_t epoch_unix_ms;   // the epoch, as ms since 1970-01-01 UTC
-    std::uint64_t max_lead_ms;    // how far ids may run ahead of clock_high
-    std::uint64_t lease_span_ms;  // how far the lease reaches past the ids (or the clock)
+    std::uint64_t max_lead_ms;    // how far ids may run ahead of clock_high (units)
+    std::uint64_t lease_span_ms;  // how far the lease reaches past the ids or the clock (units)
+    Layout layout = kDefaultLayout;
 };
+
+// A clock reading (ms since 1970) as time units since the epoch; false before the epoch.
+inline bool units_since_epoch(const Config& config, std::int64_t unix_ms, std::uint64_t& units) noexcept {
+    if (unix_ms < config.epoch_unix_ms) return false;
+    units = static_cast<std::uint64_t>(unix_ms - config.epoch_unix_ms);
+    // a division costs more than the rest of a call: none in 1 ms layouts (as
+    // a select, the compiler would divide on every call)
+    if (config.layout.unit_ms != 1) [[unlikely]]
+        units /= static_cast<std::uint64_t>(config.layout.unit_ms);
+    return true;
+}
 
 struct Reservation {
     Status status = Status::Granted;
@@ -91,18 +106,19 @@ inline void raise_to(std::atomic<std::uint64_t>& value, std::uint64_t to) noexce
 // the floor puts ahead of that reading may keep that lead (floor_lead_ms)
 // without waiting, until they come back within max_lead of the clock. Only
 // ever raises.
-inline void raise_floor(GeneratorState& state, std::uint64_t floor_ms, std::uint64_t clock_ms) noexcept {
-    floor_ms = std::min(floor_ms, kMaxTime);
-    detail::raise_to(state.floor_id, compose(floor_ms, kMaxWorker, kMaxSequence));
-    detail::raise_to(state.clock_high, std::min(clock_ms, kMaxTime));
+inline void raise_floor(GeneratorState& state, const Layout& layout, std::uint64_t floor_ms,
+                        std::uint64_t clock_ms) noexcept {
+    floor_ms = std::min(floor_ms, layout.max_time);
+    detail::raise_to(state.floor_id, compose(floor_ms, layout.max_worker, layout.max_sequence, layout));
+    detail::raise_to(state.clock_high, std::min(clock_ms, layout.max_time));
     const std::uint64_t high = state.clock_high.load();
     if (floor_ms + 1 > high) detail::raise_to(state.floor_lead_ms, floor_ms + 1 - high);
 }
 
 // Puts the state in its start-up shape: no id issued, the given worker id,
 // and, when a lease was persisted, its mark as the floor.
-inline void init_state(GeneratorState& state, std::uint32_t worker_id, bool has_lease,
-                       std::uint64_t lease_ms, std::uint64_t clock_ms) noexcept {
+inline void init_state(GeneratorState& state, const Layout& layout, std::uint32_t worker_id,
+                       bool has_lease, std::uint64_t lease_ms, std::uint64_t clock_ms) noexcept {
     state.last_id.store(0);
     state.worker_id.store(worker_id);
     for (auto& word : state.fenced) word.store(0);
@@ -117,7 +133,7 @@ inline void init_state(GeneratorState& state, std::uint32_t worker_id, bool has_
     state.borrowed_ms.store(0);
     state.waits.store(0);
     state.lease_extensions.store(0);
-    if (has_lease) raise_floor(state, lease_ms, clock_ms);
+    if (has_lease) raise_floor(state, layout, lease_ms, clock_ms);
 }
 
 // The highest id issued, before or since start: new ids go above it.
@@ -129,9 +145,10 @@ inline std::uint64_t id_floor(const GeneratorState& state) noexcept {
 // How far ids at `ms` stand ahead by borrowing: `ms`, or 0 when it is at most
 // the first millisecond above the floor, where a restart puts the ids without
 // any borrowing (the floor is the old lease, itself ahead of the clock).
-inline std::uint64_t borrowed_to(const GeneratorState& state, std::uint64_t ms) noexcept {
+inline std::uint64_t borrowed_to(const GeneratorState& state, const Layout& layout,
+                                 std::uint64_t ms) noexcept {
     const std::uint64_t floor = state.floor_id.load(std::memory_order_relaxed);
-    return floor != 0 && ms <= time_of(floor) + 1 ? 0 : ms;
+    return floor != 0 && ms <= time_of(floor, layout) + 1 ? 0 : ms;
 }
 
 // Where the ids stand for the lease, at clock reading `now_ms`: the highest
@@ -141,7 +158,8 @@ inline std::uint64_t lease_base(const GeneratorState& state, const Config& confi
                                 std::uint64_t needed_ms, std::uint64_t now_ms) noexcept {
     const std::uint64_t high = std::max(now_ms, state.clock_high.load(std::memory_order_relaxed));
     const std::uint64_t last = state.last_id.load(std::memory_order_relaxed);
-    const std::uint64_t ahead = borrowed_to(state, std::max(needed_ms, last == 0 ? 0 : time_of(last)));
+    const std::uint64_t ahead =
+        borrowed_to(state, config.layout, std::max(needed_ms, last == 0 ? 0 : time_of(last, config.layout)));
     return std::max(high, std::min(ahead, high + config.max_lead_ms));
 }
 
@@ -154,7 +172,7 @@ inline std::uint64_t lease_base(const GeneratorState& state, const Config& confi
 inline std::uint64_t lease_target(const GeneratorState& state, const Config& config,
                                   std::uint64_t needed_ms, std::uint64_t now_ms = 0) noexcept {
     const std::uint64_t base = lease_base(state, config, needed_ms, now_ms);
-    return std::min(std::max(needed_ms, base + config.lease_span_ms), kMaxTime);
+    return std::min(std::max(needed_ms, base + config.lease_span_ms), config.layout.max_time);
 }
 
 // True when the lease covers less than half a span past `base_ms` (see lease_base).
@@ -178,7 +196,7 @@ inline std::uint64_t lease_writer_target(const GeneratorState& state, const Conf
     const std::uint64_t wanted = state.lease_wanted_ms.load();
     if (wanted > lease) return lease_target(state, config, wanted, now_ms);
     const std::uint64_t last = state.last_id.load(std::memory_order_relaxed);
-    if (last == 0 || now_ms > time_of(last) + config.lease_span_ms) return 0;
+    if (last == 0 || now_ms > time_of(last, config.layout) + config.lease_span_ms) return 0;
     if (!lease_is_low(lease_base(state, config, 0, now_ms), lease, config)) return 0;
     return lease_target(state, config, 0, now_ms);
 }
@@ -217,13 +235,13 @@ Reservation reserve(GeneratorState& state, const Config& config, std::uint64_t w
     // overtaken (a caller preempted around a step) changes nothing.
     const std::uint32_t regression = state.in_regression.load(std::memory_order_acquire);
     const std::uint64_t seen = state.clock_high.load(std::memory_order_acquire);
-    const std::int64_t unix_ms = read_clock();
-    if (unix_ms < config.epoch_unix_ms) {
+    const Layout layout = config.layout;  // a local copy: not reloaded after each atomic operation
+    std::uint64_t now;
+    if (!units_since_epoch(config, read_clock(), now)) {
         r.status = Status::ClockBeforeEpoch;
         return r;
     }
-    const std::uint64_t now = static_cast<std::uint64_t>(unix_ms - config.epoch_unix_ms);
-    if (now > kMaxTime) {
+    if (now > layout.max_time) {
         r.status = Status::TimeExhausted;
         return r;
     }
@@ -253,8 +271,8 @@ Reservation reserve(GeneratorState& state, const Config& config, std::uint64_t w
     const std::uint64_t lead = std::max(config.max_lead_ms, floor_lead);
     const std::uint64_t floor_id = state.floor_id.load(std::memory_order_acquire);
     const std::uint64_t past_floor_ms =
-        floor_id == 0 ? 0 : time_of(floor_id) + 1 + config.max_lead_ms;
-    const std::uint64_t limit_ms = std::min(std::max(clock + lead, past_floor_ms), kMaxTime);
+        floor_id == 0 ? 0 : time_of(floor_id, layout) + 1 + config.max_lead_ms;
+    const std::uint64_t limit_ms = std::min(std::max(clock + lead, past_floor_ms), layout.max_time);
 
     // The worker id is read after the last id, on every attempt: a hand-over
     // (hand_over_worker) changes the worker id and then issues an id under the
@@ -269,9 +287,9 @@ Reservation reserve(GeneratorState& state, const Config& config, std::uint64_t w
         const std::uint64_t above =
             std::max(last, state.floor_id.load(std::memory_order_acquire));
         const std::uint64_t first =
-            std::max(above == 0 ? 0 : successor(above, worker_id), compose(now, worker_id, 0));
-        const std::uint64_t first_ms = time_of(first);
-        if (first_ms > kMaxTime) {  // past the last ms: the id would need bit 63
+            std::max(above == 0 ? 0 : successor(above, worker_id, layout), compose(now, worker_id, 0, layout));
+        const std::uint64_t first_ms = time_of(first, layout);
+        if (first_ms > layout.max_time) {  // past the last unit: the id would not fit
             r.status = Status::TimeExhausted;
             return r;
         }
@@ -287,17 +305,17 @@ Reservation reserve(GeneratorState& state, const Config& config, std::uint64_t w
             return r;
         }
         const std::uint64_t count =
-            std::min(wanted, ids_until_end_of(first, std::min(limit_ms, lease)));
-        const std::uint64_t last_new = advance(first, count - 1);
+            std::min(wanted, ids_until_end_of(first, std::min(limit_ms, lease), layout));
+        const std::uint64_t last_new = advance(first, count - 1, layout);
         if (state.last_id.compare_exchange_weak(last, last_new, std::memory_order_acq_rel,
                                                 std::memory_order_acquire)) {
-            const std::uint64_t new_ms = time_of(last_new);
-            const std::uint64_t before = std::max(now, time_of(above));
+            const std::uint64_t new_ms = time_of(last_new, layout);
+            const std::uint64_t before = std::max(now, time_of(above, layout));
             if (new_ms > before)
                 state.borrowed_ms.fetch_add(new_ms - before, std::memory_order_relaxed);
             // The first id under a new worker id records what it replaced: the
             // last id ever issued under the old one (see hand_over).
-            if (last == 0 || decompose(last).worker_id != worker_id)
+            if (last == 0 || decompose(last, layout).worker_id != worker_id)
                 state.handover_last.store(kHandover | last, std::memory_order_release);
             // Back within max_lead of the clock: the floor's allowance has done its job.
             if (floor_lead != 0 && new_ms <= clock + config.max_lead_ms)
@@ -306,7 +324,7 @@ Reservation reserve(GeneratorState& state, const Config& config, std::uint64_t w
             r.count = count;
             r.replaced = last;
             r.lease_low = lease_is_low(
-                std::max(clock, std::min(borrowed_to(state, new_ms), clock + config.max_lead_ms)), lease,
+                std::max(clock, std::min(borrowed_to(state, layout, new_ms), clock + config.max_lead_ms)), lease,
                 config);
             return r;
         }

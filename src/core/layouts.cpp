@@ -1,5 +1,6 @@
 #include "layouts.hpp"
 
+#include <cstdio>
 #include <cstring>
 
 namespace snowflake {
@@ -10,24 +11,37 @@ struct Preset {
     IdLayout layout;
 };
 
+constexpr IdLayout id_layout(std::int64_t epoch_unix_ms, Layout layout) noexcept {
+    IdLayout l{};
+    static_cast<Layout&>(l) = layout;
+    l.epoch_unix_ms = epoch_unix_ms;
+    return l;
+}
+
 // Sources and published ids for each: sql/layouts.sql and the README.
 constexpr Preset kPresets[] = {
-    {"twitter", {1288834974657, 1, 41, 10, 12, false}},    // 5-bit datacenter, 5-bit worker
-    {"discord", {1420070400000, 1, 42, 10, 12, false}},    // 5-bit worker, 5-bit process
-    {"instagram", {1314220021721, 1, 41, 13, 10, false}},  // 13-bit shard
-    {"sonyflake", {1409529600000, 10, 39, 16, 8, true}},   // 16-bit machine in the low bits
-    {"pgedge", {1672531200000, 1, 41, 10, 12, true}},      // 10-bit node in the low bits
-    {"mastodon", {0, 1, 48, 0, 16, false}},                // 16 low bits: hashed sequence
+    {"twitter", id_layout(1288834974657, make_layout(1, 41, 10, 12, false))},    // 5-bit datacenter, 5-bit worker
+    {"discord", id_layout(1420070400000, make_layout(1, 42, 10, 12, false))},    // 5-bit worker, 5-bit process
+    {"instagram", id_layout(1314220021721, make_layout(1, 41, 13, 10, false))},  // 13-bit shard
+    {"sonyflake", id_layout(1409529600000, make_layout(10, 39, 16, 8, true))},   // 16-bit machine in the low bits
+    {"pgedge", id_layout(1672531200000, make_layout(1, 41, 10, 12, true))},      // 10-bit node in the low bits
+    {"mastodon", id_layout(0, make_layout(1, 48, 0, 16, false))},                // 16 low bits: hashed sequence
+};
+
+// snowflake.layout's presets (the epoch is snowflake.epoch). js53: every id
+// below 2^53 (a JSON number holds it exactly) for 2^41 ms, about 69.7 years:
+// 64 worker ids, 64 ids a millisecond each.
+constexpr struct {
+    const char* name;
+    Layout layout;
+} kNodePresets[] = {
+    {"default", kDefaultLayout},
+    {"js53", make_layout(1, 41, 6, 6, false)},
+    {"sonyflake", make_layout(10, 39, 16, 8, true)},
 };
 
 constexpr std::int64_t kLastEpochMs = 253402300799999;  // 9999-12-31 23:59:59.999 UTC
-constexpr std::int64_t kMaxUnitMs = 86400000;            // one day
-
-constexpr std::uint64_t mask(int bits) noexcept {
-    return bits >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << bits) - 1;
-}
-
-int low_bits(const IdLayout& layout) noexcept { return layout.worker_bits + layout.sequence_bits; }
+constexpr std::int64_t kMaxIdUnitMs = 86400000;          // one day
 
 // Small decimal, 0..max; the whole text.
 bool small_number(const char* text, std::int64_t max, std::int64_t& value) noexcept {
@@ -47,10 +61,11 @@ bool parse_unit(char* text, std::int64_t& unit_ms) noexcept {
     const std::size_t length = std::strlen(text);
     if (length < 3 || std::strcmp(text + length - 2, "ms") != 0) return false;
     text[length - 2] = '\0';
-    return small_number(text, kMaxUnitMs, unit_ms) && unit_ms > 0;
+    return small_number(text, kMaxIdUnitMs, unit_ms) && unit_ms > 0;
 }
 
-bool parse_custom(const char* text, IdLayout& layout, const char*& problem) noexcept {
+// with_epoch: an id layout (epoch required); without: a node's (no epoch).
+bool parse_custom(const char* text, IdLayout& layout, bool with_epoch, const char*& problem) noexcept {
     enum Key { Epoch, Unit, Time, Worker, Sequence, kKeys };
     static constexpr const char* kNames[kKeys] = {"epoch", "unit", "time", "worker", "sequence"};
     bool seen[kKeys] = {};
@@ -81,6 +96,10 @@ bool parse_custom(const char* text, IdLayout& layout, const char*& problem) noex
             problem = "the keys are epoch, unit, time, worker and sequence";
             return false;
         }
+        if (key == Epoch && !with_epoch) {
+            problem = "the epoch is snowflake.epoch, not part of the layout";
+            return false;
+        }
         if (seen[key]) {
             problem = "a key is given twice";
             return false;
@@ -107,8 +126,9 @@ bool parse_custom(const char* text, IdLayout& layout, const char*& problem) noex
             return false;
         }
     }
-    if (!seen[Epoch] || !seen[Time] || !seen[Worker] || !seen[Sequence]) {
-        problem = "a custom layout needs epoch, time, worker and sequence";
+    if ((with_epoch && !seen[Epoch]) || !seen[Time] || !seen[Worker] || !seen[Sequence]) {
+        problem = with_epoch ? "a custom layout needs epoch, time, worker and sequence"
+                             : "a layout needs time, worker and sequence";
         return false;
     }
     if (order[Time] > order[Worker] || order[Time] > order[Sequence]) {
@@ -119,12 +139,10 @@ bool parse_custom(const char* text, IdLayout& layout, const char*& problem) noex
         problem = "the fields take more than 64 bits";
         return false;
     }
-    layout = IdLayout{values[Epoch],
-                      values[Unit],
-                      static_cast<int>(values[Time]),
-                      static_cast<int>(values[Worker]),
-                      static_cast<int>(values[Sequence]),
-                      order[Sequence] < order[Worker]};
+    layout = id_layout(values[Epoch], make_layout(values[Unit], static_cast<int>(values[Time]),
+                                                  static_cast<int>(values[Worker]),
+                                                  static_cast<int>(values[Sequence]),
+                                                  order[Sequence] < order[Worker]));
     return true;
 }
 
@@ -141,25 +159,61 @@ bool parse_layout(const char* text, IdLayout& layout, const char*& problem) noex
         problem = "unknown layout name";
         return false;
     }
-    return parse_custom(text, layout, problem);
+    return parse_custom(text, layout, true, problem);
+}
+
+bool parse_node_layout(const char* text, Layout& layout, const char*& problem) noexcept {
+    for (const auto& preset : kNodePresets) {
+        if (std::strcmp(text, preset.name) == 0) {
+            layout = preset.layout;
+            return true;
+        }
+    }
+    IdLayout parsed{};
+    if (std::strchr(text, '=') == nullptr) {
+        problem = "unknown layout name (the presets are default, js53 and sonyflake)";
+        return false;
+    }
+    if (!parse_custom(text, parsed, false, problem)) return false;
+    if (parsed.unit_ms > kMaxUnitMs) problem = "unit is 1ms to 1000ms";
+    else if (parsed.time_bits < kMinTimeBits) problem = "time is 20 bits or more";
+    else if (parsed.worker_bits < 1 || parsed.worker_bits > kMaxWorkerBits) problem = "worker is 1 to 16 bits";
+    else if (parsed.sequence_bits < 1 || parsed.sequence_bits > kMaxSequenceBits) problem = "sequence is 1 to 22 bits";
+    else if (parsed.time_bits + parsed.worker_bits + parsed.sequence_bits > 63)
+        problem = "the fields take more than 63 bits (bit 63 is the sign)";
+    else if (static_cast<double>(parsed.max_time + 1) * static_cast<double>(parsed.unit_ms) > 0x1p52)
+        problem = "the time field spans more than 2^52 ms (142,000 years)";
+    else {
+        layout = parsed;
+        return true;
+    }
+    return false;
+}
+
+void format_node_layout(const Layout& layout, char* buf) noexcept {
+    char unit[24] = "";
+    if (layout.unit_ms != 1) std::snprintf(unit, sizeof unit, "unit=%lldms ", static_cast<long long>(layout.unit_ms));
+    if (layout.sequence_above_worker)
+        std::snprintf(buf, kLayoutTextMax, "%stime=%d sequence=%d worker=%d", unit, layout.time_bits,
+                      layout.sequence_bits, layout.worker_bits);
+    else
+        std::snprintf(buf, kLayoutTextMax, "%stime=%d worker=%d sequence=%d", unit, layout.time_bits,
+                      layout.worker_bits, layout.sequence_bits);
 }
 
 bool layout_holds(const IdLayout& layout, std::uint64_t id) noexcept {
-    const int bits = layout.time_bits + low_bits(layout);
+    const int bits = layout.time_bits + layout.time_shift;
     return bits >= 63 || (id >> bits) == 0;
 }
 
 LayoutFields layout_decompose(const IdLayout& layout, std::uint64_t id) noexcept {
-    const int worker_shift = layout.sequence_above_worker ? 0 : layout.sequence_bits;
-    const int sequence_shift = layout.sequence_above_worker ? layout.worker_bits : 0;
-    return LayoutFields{(id >> low_bits(layout)) & mask(layout.time_bits),
-                        static_cast<std::uint32_t>((id >> worker_shift) & mask(layout.worker_bits)),
-                        static_cast<std::uint32_t>((id >> sequence_shift) & mask(layout.sequence_bits))};
+    const Fields f = decompose(id, layout);
+    return LayoutFields{f.time_ms, f.worker_id, f.sequence};
 }
 
 std::uint64_t layout_max_time(const IdLayout& layout) noexcept {
-    const std::uint64_t by_sign = kMaxId >> low_bits(layout);
-    const std::uint64_t by_width = mask(layout.time_bits);
+    const std::uint64_t by_sign = kMaxId >> layout.time_shift;
+    const std::uint64_t by_width = layout.max_time;
     return by_sign < by_width ? by_sign : by_width;
 }
 
@@ -175,7 +229,7 @@ BoundResult layout_first_id(const IdLayout& layout, std::int64_t unix_ms, std::u
     // unix_ms >= epoch >= 0: no overflow.
     const auto time = static_cast<std::uint64_t>((unix_ms - layout.epoch_unix_ms) / layout.unit_ms);
     if (time > layout_max_time(layout)) return BoundResult::PastEnd;
-    id = time << low_bits(layout);
+    id = time << layout.time_shift;
     return BoundResult::Ok;
 }
 

@@ -1,6 +1,7 @@
-// Other systems' id layouts (Twitter, Discord, ...; and custom ones), for
-// decoding and range bounds only: this extension generates its own layout
-// (layout.hpp). Pure C++, no PostgreSQL header; nothing here allocates or throws.
+// Layouts by name or by their fields: other systems' (Twitter, Discord, ...;
+// and custom ones) for decoding and range bounds, and the one a node
+// generates (snowflake.layout). Pure C++, no PostgreSQL header; nothing here
+// allocates or throws.
 #pragma once
 #include "text.hpp"
 
@@ -8,16 +9,12 @@
 
 namespace snowflake {
 
-// | time (highest) | worker and sequence, in either order | in the low
-// time_bits + worker_bits + sequence_bits bits (at most 64: bit 63, the
-// sign, may be the top time bit, as with Discord and Instagram).
-struct IdLayout {
-    std::int64_t epoch_unix_ms;   // time 0
-    std::int64_t unit_ms;         // one step of the time field
-    int time_bits;                // 1..63
-    int worker_bits;              // 0..31 (node, shard, machine, ...)
-    int sequence_bits;            // 0..31
-    bool sequence_above_worker;   // Sonyflake, pgEdge
+// A layout (layout.hpp: time highest, then worker and sequence in either
+// order, in the low time_bits + worker_bits + sequence_bits bits; for other
+// systems at most 64: bit 63, the sign, may be the top time bit, as with
+// Discord and Instagram) and its epoch.
+struct IdLayout : Layout {
+    std::int64_t epoch_unix_ms = 0;  // time 0
 };
 
 struct LayoutFields {
@@ -33,6 +30,16 @@ struct LayoutFields {
 //   time=<bits> then worker=<bits> and sequence=<bits>, highest field first.
 // On failure `problem` says what is wrong (a static string).
 bool parse_layout(const char* text, IdLayout& layout, const char*& problem) noexcept;
+
+// snowflake.layout: a preset (default, js53, sonyflake) or the custom grammar
+// without an epoch (snowflake.epoch is the node's), within generation's bounds
+// (layout.hpp): 1..1000 ms units, 20 time bits or more spanning at most 2^52
+// ms, 1..16 worker bits, 1..22 sequence bits, at most 63 bits in all.
+bool parse_node_layout(const char* text, Layout& layout, const char*& problem) noexcept;
+// The layout in that grammar ("time=41 worker=10 sequence=12", "unit=10ms
+// time=39 sequence=8 worker=16"), into buf of kLayoutTextMax bytes.
+inline constexpr std::size_t kLayoutTextMax = 64;
+void format_node_layout(const Layout& layout, char* buf) noexcept;
 
 // Whether an id (0..2^63-1) fits in the layout's bits.
 bool layout_holds(const IdLayout& layout, std::uint64_t id) noexcept;

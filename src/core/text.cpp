@@ -1,5 +1,7 @@
 #include "text.hpp"
 
+#include "layouts.hpp"
+
 #include <algorithm>
 #include <array>
 #include <cstdarg>
@@ -111,7 +113,7 @@ bool parse_timestamp(const char* text, std::int64_t& unix_ms) noexcept {
 
 namespace {
 
-constexpr int kLeaseVersion = 4;
+constexpr int kLeaseVersion = 5;
 
 // The checksum line of version 4: "crc32c " and 8 lower-case hex digits.
 constexpr std::size_t kChecksumLine = 16;
@@ -158,6 +160,11 @@ std::size_t format_lease_version(const Lease& lease, int version, char* buf) noe
         append("\n");
         appendf(buf, n, "directory %llu %llu\n", static_cast<unsigned long long>(lease.directory_host),
                 static_cast<unsigned long long>(lease.directory_inode));
+        if (version >= 5) {
+            char layout[kLayoutTextMax];
+            format_node_layout(lease.layout, layout);
+            appendf(buf, n, "layout %s\n", layout);
+        }
         if (n < kLeaseTextMax) appendf(buf, n, "crc32c %08x\n", crc32c(buf, n));
     }
     return n < kLeaseTextMax ? n : 0;
@@ -219,15 +226,15 @@ LeaseText parse_lease(const char* text, std::size_t length, Lease& lease) noexce
     Lease parsed{0, 0, 0, kNoWorker};
     std::uint64_t epoch, value;
     if (!lease_field(p, "epoch_unix_ms", kMaxId, epoch) ||
-        !lease_field(p, "lease_ms", kMaxTime, parsed.lease_ms))
+        !lease_field(p, "lease_ms", kMaxId, parsed.lease_ms))
         return LeaseText::Malformed;
     parsed.epoch_unix_ms = static_cast<std::int64_t>(epoch);
-    if (version >= 2 && !lease_field(p, "clock_ms", kMaxTime, parsed.clock_ms)) return LeaseText::Malformed;
+    if (version >= 2 && !lease_field(p, "clock_ms", kMaxId, parsed.clock_ms)) return LeaseText::Malformed;
     if (version >= 3) {
         if (std::strncmp(p, "worker_id none\n", 15) == 0) {
             p += 15;
         } else {
-            if (!lease_field(p, "worker_id", kMaxWorker, value)) return LeaseText::Malformed;
+            if (!lease_field(p, "worker_id", kMaxAnyWorker, value)) return LeaseText::Malformed;
             parsed.worker_id = static_cast<std::uint32_t>(value);
         }
     }
@@ -242,7 +249,7 @@ LeaseText parse_lease(const char* text, std::size_t length, Lease& lease) noexce
             while (*p == ' ') {
                 ++p;
                 if (parsed.fenced_count == kMaxFenced ||
-                    !unsigned_decimal(p, kMaxWorker, value, overflow) || overflow ||
+                    !unsigned_decimal(p, kMaxAnyWorker, value, overflow) || overflow ||
                     (parsed.fenced_count > 0 && value <= parsed.fenced[parsed.fenced_count - 1]))
                     return LeaseText::Malformed;
                 parsed.fenced[parsed.fenced_count++] = static_cast<std::uint32_t>(value);
@@ -251,9 +258,19 @@ LeaseText parse_lease(const char* text, std::size_t length, Lease& lease) noexce
             ++p;
         }
         if (!lease_field(p, "directory", UINT64_MAX, parsed.directory_host, ' ') ||
-            !unsigned_decimal(p, UINT64_MAX, parsed.directory_inode, overflow) || overflow ||
-            *p != '\n' || static_cast<std::size_t>(p + 1 - copy) != body)
+            !unsigned_decimal(p, UINT64_MAX, parsed.directory_inode, overflow) || overflow || *p != '\n')
             return LeaseText::Malformed;
+        ++p;
+        // version 5: "layout <snowflake.layout>" (earlier ones: the default layout)
+        if (version >= 5) {
+            const char* problem;
+            char* end = std::strchr(const_cast<char*>(p), '\n');
+            if (std::strncmp(p, "layout ", 7) != 0 || end == nullptr) return LeaseText::Malformed;
+            *end = '\0';
+            if (!parse_node_layout(p + 7, parsed.layout, problem)) return LeaseText::Malformed;
+            p = end + 1;
+        }
+        if (static_cast<std::size_t>(p - copy) != body) return LeaseText::Malformed;
     }
     // Exactly what format_lease writes (wrote): no leading zeros, nothing after a NUL.
     char written[kLeaseTextMax];

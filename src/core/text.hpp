@@ -21,8 +21,9 @@ bool parse_timestamp(const char* text, std::int64_t& unix_ms) noexcept;
 
 // The lease file: the epoch it was taken under, its high-water mark, the
 // highest clock reading seen when it was written, the worker id in effect, the
-// worker ids this node may not use, and the data directory that wrote it (its
-// host and inode number), so that a copy of the directory knows it is one.
+// worker ids this node may not use, the data directory that wrote it (its
+// host and inode number), so that a copy of the directory knows it is one,
+// and the layout of its ids.
 inline constexpr std::size_t kMaxFenced = 8;
 
 struct Lease {
@@ -35,26 +36,29 @@ struct Lease {
     // The worker ids this node may not use (a copy's sources'), ascending.
     std::uint32_t fenced_count = 0;
     std::array<std::uint32_t, kMaxFenced> fenced{};
+    Layout layout = kDefaultLayout;        // the layout of the ids (versions 1 to 4: the default)
     bool operator==(const Lease&) const = default;
 };
 
-// Room for the text of any Lease, in range or not (at most 297 characters and
+// Room for the text of any Lease, in range or not (at most 368 characters and
 // a NUL: a negative epoch, 20-digit marks and directory numbers, 10-digit
-// worker ids, the checksum line).
-inline constexpr std::size_t kLeaseTextMax = 320;
+// worker ids, a layout line of at most 71, the checksum line).
+inline constexpr std::size_t kLeaseTextMax = 384;
 
 // CRC-32C (Castagnoli), as PostgreSQL checksums pg_control and the WAL.
 std::uint32_t crc32c(const void* data, std::size_t length) noexcept;
 
-// Writes the lease as text into buf (kLeaseTextMax bytes), version 4, its
+// Writes the lease as text into buf (kLeaseTextMax bytes), version 5, its
 // last line the CRC-32C of the lines before it; returns its length. Only the
 // first fenced_count (at most kMaxFenced) fenced worker ids are written.
 std::size_t format_lease(const Lease& lease, char* buf) noexcept;
 
 enum class LeaseText : std::uint8_t { Ok, Malformed, BadChecksum };
-// Strict: a file that is not exactly what format_lease writes (version 4: a
+// Strict: a file that is not exactly what format_lease writes (version 5: a
 // checksum that does not match is BadChecksum), or wrote in versions 1 (no
-// clock_ms: 0), 2 (no worker_id) and 3 (no directory, no checksum), is refused.
+// clock_ms: 0), 2 (no worker_id), 3 (no directory, no checksum) and 4 (no
+// layout: the default), is refused. lease_ms and clock_ms are in ms since the
+// epoch, whatever the layout's unit.
 LeaseText parse_lease(const char* text, std::size_t length, Lease& lease) noexcept;
 
 }  // namespace snowflake

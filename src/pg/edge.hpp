@@ -5,6 +5,7 @@
 
 #include "../core/clock.hpp"
 #include "../core/generator.hpp"
+#include "../core/layouts.hpp"
 #include "../core/text.hpp"
 #include "compat.hpp"
 
@@ -29,15 +30,19 @@ extern int worker_id_setting;  // -1: unset
 extern int max_lead_setting;   // ms
 extern int lease_span_setting;  // ms
 extern char* epoch_setting;
+extern char* layout_setting;
 std::int64_t epoch_unix_ms();  // snowflake.epoch, parsed
+const Layout& node_layout();   // snowflake.layout, parsed
 
 // Why generation is refused on this server, decided at start-up.
-enum class Blocked : std::uint32_t { No, EpochChanged, LeaseUnreadable, LeaseCorrupt };
+enum class Blocked : std::uint32_t { No, EpochChanged, LayoutChanged, LeaseUnreadable, LeaseCorrupt };
 
 struct SharedState {
     GeneratorState generator;
     std::int64_t epoch_unix_ms;        // the epoch in force since start-up
     std::int64_t lease_epoch_unix_ms;  // the epoch the lease file was taken under
+    Layout layout;                     // the layout in force since start-up
+    Layout lease_layout;               // the layout the lease file was taken under
     std::atomic<Blocked> blocked;       // set at start-up, or by replay on a standby
     std::atomic<bool> lease_elsewhere;  // the lease file was written by another data directory
     std::atomic<Latch*> lease_writer_latch;  // wakes the lease writer; null while none runs
@@ -56,9 +61,9 @@ struct SharedState {
 static_assert(std::is_standard_layout_v<SharedState>);
 
 SharedState* shared_state();  // null unless loaded by shared_preload_libraries
-// snowflake.epoch changed on a node that has issued ids: an ERROR saying so,
-// with the way out for generation or for decoding (generate.cpp).
-[[noreturn]] void refuse_changed_epoch(const SharedState& state, bool decoding);
+// snowflake.epoch or snowflake.layout changed on a node that has issued ids:
+// an ERROR saying so, with the way out for generation or for decoding (generate.cpp).
+[[noreturn]] void refuse_changed_lease(const SharedState& state, bool decoding);
 Config generator_config();
 
 // The durable lease and the lease writer (lease.cpp).

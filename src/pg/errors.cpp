@@ -18,17 +18,18 @@ void raise(Status status) {
             break;
         case Status::TimeExhausted:
             ereport(ERROR, (errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
-                            errmsg("snowflake ids are exhausted: the clock is past the 41-bit "
-                                   "end of snowflake.epoch \"%s\"",
-                                   epoch_setting)));
+                            errmsg("snowflake ids are exhausted: the clock is past the end of the "
+                                   "%d-bit time field of snowflake.layout \"%s\" from snowflake.epoch \"%s\"",
+                                   node_layout().time_bits, layout_setting, epoch_setting)));
             break;
         case Status::NoWorker:
             ereport(ERROR,
                     (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
                      errmsg("snowflake.worker_id is not set"),
-                     errhint("Add this line to postgresql.conf, with a number 0..1023 that no "
+                     errhint("Add this line to postgresql.conf, with a number 0..%llu that no "
                              "other node uses, then run SELECT pg_reload_conf():\n"
-                             "snowflake.worker_id = 1")));
+                             "snowflake.worker_id = 1",
+                             static_cast<unsigned long long>(node_layout().max_worker))));
             break;
         case Status::Fenced: {
             const std::uint32_t worker_id = shared_state()->generator.worker_id.load();

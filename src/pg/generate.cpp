@@ -7,16 +7,36 @@ extern "C" {
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "pgstat.h"
+#include "utils/builtins.h"
 #include "utils/timestamp.h"
 }
 
 using namespace snowflake;
 using namespace snowflake::pg;
 
-// The epoch was changed on a node that has issued ids: generation refuses,
-// and so does decoding under the setting, which no longer fits the node's ids.
-void snowflake::pg::refuse_changed_epoch(const SharedState& state, bool decoding) {
-    const char* old_epoch = timestamptz_to_str(timestamptz_of_unix_ms(state.lease_epoch_unix_ms));
+// The epoch or the layout was changed on a node that has issued ids:
+// generation refuses, and so does decoding under the settings, which no
+// longer fit the node's ids.
+void snowflake::pg::refuse_changed_lease(const SharedState& state, bool decoding) {
+    const char* old_epoch = pstrdup(timestamptz_to_str(timestamptz_of_unix_ms(state.lease_epoch_unix_ms)));
+    if (state.blocked == Blocked::LayoutChanged) {
+        char old_layout[kLayoutTextMax];
+        format_node_layout(state.lease_layout, old_layout);
+        ereport(ERROR,
+                (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                 errmsg("snowflake.layout changed from \"%s\" to \"%s\" on a node that has issued ids",
+                        old_layout, layout_setting),
+                 errdetail("Ids already issued would decode to other times and workers, and new "
+                           "ids could repeat them."),
+                 decoding ? errhint("Decode with the layout of this node's ids, as in "
+                                    "snowflake_decode_as(id, 'epoch=%lld %s'), or set snowflake.layout = "
+                                    "'%s' again and restart.",
+                                    static_cast<long long>(state.epoch_unix_ms), old_layout, old_layout)
+                          : errhint("Set snowflake.layout = '%s' again and restart, or, to start a new "
+                                    "id space on purpose, remove the file pg_snowflake/lease in the "
+                                    "data directory and restart.",
+                                    old_layout)));
+    }
     ereport(ERROR,
             (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
              errmsg("snowflake.epoch changed from \"%s\" to \"%s\" on a node that has issued ids",
@@ -70,7 +90,8 @@ SharedState& generator_or_refuse() {
                  errmsg("snowflake ids cannot be generated on a hot standby"),
                  errdetail("A standby shares its primary's snowflake.worker_id."),
                  errhint("Generate ids on the primary; decoding works here.")));
-    if (state->blocked == Blocked::EpochChanged) refuse_changed_epoch(*state, false);
+    if (state->blocked == Blocked::EpochChanged || state->blocked == Blocked::LayoutChanged)
+        refuse_changed_lease(*state, false);
     if (state->blocked == Blocked::LeaseUnreadable || state->blocked == Blocked::LeaseCorrupt)
         ereport(ERROR,
                 (errcode(ERRCODE_DATA_CORRUPTED),
@@ -178,7 +199,7 @@ SNOWFLAKE_FUNCTION(snowflake_nextvals) {
     auto* cursor = static_cast<BatchCursor*>(context->user_fctx);
     if (cursor->batch_index == cursor->batch_count) SRF_RETURN_DONE(context);
     const Batch& batch = cursor->batches[cursor->batch_index];
-    const std::uint64_t id = advance(batch.first, cursor->offset);
+    const std::uint64_t id = advance(batch.first, cursor->offset, shared_state()->layout);
     if (++cursor->offset == batch.count) {
         cursor->offset = 0;
         ++cursor->batch_index;
@@ -193,7 +214,7 @@ SNOWFLAKE_FUNCTION(snowflake_status) {
     if (get_call_result_type(fcinfo, nullptr, &descriptor) != TYPEFUNC_COMPOSITE)
         elog(ERROR, "snowflake_status: return type must be a row type");
     descriptor = BlessTupleDesc(descriptor);
-    constexpr int kColumns = 12;
+    constexpr int kColumns = 13;
     Datum values[kColumns];
     bool nulls[kColumns];
     for (int i = 0; i < kColumns; ++i) nulls[i] = true;
@@ -202,15 +223,20 @@ SNOWFLAKE_FUNCTION(snowflake_status) {
     nulls[1] = false;
     values[10] = BoolGetDatum(false);
     nulls[10] = false;
+    char layout[kLayoutTextMax];
+    format_node_layout(state != nullptr ? state->layout : node_layout(), layout);
+    values[12] = CStringGetTextDatum(layout);
+    nulls[12] = false;
     if (state == nullptr) {  // not preloaded: the setting is all there is
         values[0] = Int32GetDatum(worker_id_setting);
         nulls[0] = worker_id_setting < 0;
         PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(descriptor, values, nulls)));
     }
     const GeneratorState& g = state->generator;
-    auto time_of_ms = [state](std::uint64_t ms) {
-        return TimestampTzGetDatum(
-            timestamptz_of_unix_ms(state->epoch_unix_ms + static_cast<std::int64_t>(ms)));
+    const Layout& l = state->layout;
+    const auto ms_of = [&l](std::uint64_t units) { return static_cast<std::int64_t>(units) * l.unit_ms; };
+    const auto time_of_units = [state, &ms_of](std::uint64_t units) {
+        return TimestampTzGetDatum(timestamptz_of_unix_ms(state->epoch_unix_ms + ms_of(units)));
     };
     const std::uint32_t worker_id = g.worker_id.load();
     values[0] = Int32GetDatum(static_cast<std::int32_t>(worker_id));
@@ -219,17 +245,17 @@ SNOWFLAKE_FUNCTION(snowflake_status) {
     values[2] = Int64GetDatum(static_cast<std::int64_t>(last));
     nulls[2] = last == 0;
     const std::uint64_t floor = g.floor_id.load();
-    values[3] = time_of_ms(time_of(floor));
+    values[3] = time_of_units(time_of(floor, l));
     nulls[3] = floor == 0;
     const std::int64_t lead =
-        static_cast<std::int64_t>(time_of(last)) + state->epoch_unix_ms - unix_now_ms();
+        ms_of(time_of(last, l)) + state->epoch_unix_ms - unix_now_ms();
     values[4] = Int64GetDatum(std::max<std::int64_t>(lead, 0));
     nulls[4] = last == 0;
     const std::uint64_t lease = g.lease_ms.load();
-    values[5] = time_of_ms(lease);
+    values[5] = time_of_units(lease);
     nulls[5] = lease == 0;
-    const std::uint64_t counters[] = {g.regressions.load(), g.borrowed_ms.load(), g.waits.load(),
-                                      g.lease_extensions.load()};
+    const std::uint64_t counters[] = {g.regressions.load(), static_cast<std::uint64_t>(ms_of(g.borrowed_ms.load())),
+                                      g.waits.load(), g.lease_extensions.load()};
     for (int i = 0; i < 4; ++i) {
         values[6 + i] = Int64GetDatum(static_cast<std::int64_t>(counters[i]));
         nulls[6 + i] = false;

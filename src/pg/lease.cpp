@@ -155,6 +155,28 @@ void log_lease(const Lease& lease) {
     XLogFlush(XLogInsert(kRmgrId, kLeaseRecord));
 }
 
+// The lease file and record count ms since the epoch; the generator, the
+// layout's units (the same in 1 ms layouts).
+std::uint64_t ms_of(const SharedState& state, std::uint64_t units) {
+    return units * static_cast<std::uint64_t>(state.layout.unit_ms);
+}
+std::uint64_t units_of(const SharedState& state, std::uint64_t ms) {
+    return ms / static_cast<std::uint64_t>(state.layout.unit_ms);
+}
+
+// A lease taken under another epoch or layout blocks generation (and the
+// decoding forms that read the settings): true if so.
+bool lease_changed(SharedState& state, const Lease& lease) {
+    if (lease.epoch_unix_ms != state.epoch_unix_ms) {
+        state.lease_epoch_unix_ms = lease.epoch_unix_ms;
+        state.blocked = Blocked::EpochChanged;
+    } else if (lease.layout != state.layout) {
+        state.lease_layout = lease.layout;
+        state.blocked = Blocked::LayoutChanged;
+    }
+    return state.blocked == Blocked::EpochChanged || state.blocked == Blocked::LayoutChanged;
+}
+
 // Records written before the lease had a worker id are shorter: it stays kNoWorker.
 Lease record_lease(XLogReaderState* record) {
     Lease lease{0, 0, 0, kNoWorker};
@@ -174,18 +196,15 @@ void lease_redo(XLogReaderState* record) {
     const Lease lease = record_lease(record);
     SharedState* state = shared_state();
     if (state == nullptr || state->blocked != Blocked::No) return;
-    if (lease.epoch_unix_ms != state->epoch_unix_ms) {
-        state->blocked = Blocked::EpochChanged;
-        state->lease_epoch_unix_ms = lease.epoch_unix_ms;
-        return;
-    }
+    if (lease_changed(*state, lease)) return;
     GeneratorState& generator = state->generator;
-    raise_floor(generator, lease.lease_ms, lease.clock_ms);
+    const std::uint64_t lease_units = units_of(*state, lease.lease_ms);
+    raise_floor(generator, state->layout, lease_units, units_of(*state, lease.clock_ms));
     // The primary's fence is this node's once promoted.
     for (std::uint32_t i = 0; i < std::min<std::uint32_t>(lease.fenced_count, kMaxFenced); ++i)
         fence(generator, lease.fenced[i], true);
-    if (lease.lease_ms > generator.lease_ms.load() && write_lease(lease, LOG))
-        generator.lease_ms.store(lease.lease_ms);
+    if (lease_units > generator.lease_ms.load() && write_lease(lease, LOG))
+        generator.lease_ms.store(lease_units);
 }
 
 void lease_desc(StringInfo buffer, XLogReaderState* record) {
@@ -203,29 +222,33 @@ const char* lease_identify(uint8 info) {
 // The lease to write: the mark, the clock reading, the worker id in effect
 // and the fence (the worker ids this node may not use, so that it outlives
 // restarts).
-Lease lease_of(const SharedState& state, std::uint64_t lease_ms, std::uint64_t clock_ms) {
-    Lease lease{state.epoch_unix_ms, lease_ms, clock_ms, state.generator.worker_id.load()};
-    for (std::uint32_t w = 0; w <= kMaxWorker && lease.fenced_count < kMaxFenced; ++w)
+// The generator's times (lease, clock) are in the layout's units; the file's in ms.
+Lease lease_of(const SharedState& state, std::uint64_t lease_units, std::uint64_t clock_units) {
+    Lease lease{state.epoch_unix_ms, ms_of(state, lease_units), ms_of(state, clock_units),
+                state.generator.worker_id.load()};
+    lease.layout = state.layout;
+    for (std::uint32_t w = 0; w <= state.layout.max_worker && lease.fenced_count < kMaxFenced; ++w)
         if (is_fenced(state.generator, w)) lease.fenced[lease.fenced_count++] = w;
     return lease;
 }
 
-std::uint64_t now_since_epoch_ms(const SharedState& state) {
+// The clock, in the layout's units since the epoch.
+std::uint64_t now_units(const SharedState& state) {
     const std::int64_t ms = unix_now_ms() - state.epoch_unix_ms;
-    return ms > 0 ? static_cast<std::uint64_t>(ms) : 0;
+    return ms > 0 ? static_cast<std::uint64_t>(ms / state.layout.unit_ms) : 0;
 }
 
 // Extends the lease to `target_ms` unless another process is writing or it
 // already reaches that far; wakes every waiter afterwards. A failed write is
 // counted, so that the backends waiting for it give up with an error.
-void write_lease_once(SharedState& state, std::uint64_t target_ms) {
+void write_lease_once(SharedState& state, std::uint64_t target) {
     std::uint32_t idle = 0;
     if (!state.writer_busy.compare_exchange_strong(idle, 1)) return;
     PG_TRY();
     {
         GeneratorState& generator = state.generator;
-        if (generator.lease_ms.load() < target_ms) {
-            const Lease lease = lease_of(state, target_ms, generator.clock_high.load());
+        if (generator.lease_ms.load() < target) {
+            const Lease lease = lease_of(state, target, generator.clock_high.load());
             // A disk that fails fails every call: its reason is logged once a second.
             std::uint64_t unreported = 0;
             const std::int64_t now = unix_now_ms();
@@ -234,7 +257,7 @@ void write_lease_once(SharedState& state, std::uint64_t target_ms) {
                 state.lease_elsewhere.store(false);  // this directory's lease now
                 log_lease(lease);
                 // Published only once durable: no id beyond the file's mark is issued.
-                generator.lease_ms.store(lease.lease_ms, std::memory_order_release);
+                generator.lease_ms.store(target, std::memory_order_release);
                 generator.lease_extensions.fetch_add(1, std::memory_order_relaxed);
             } else {
                 state.lease_failures.fetch_add(1);
@@ -276,7 +299,7 @@ void apply_worker_id(SharedState& state) {
             const Reservation r = reserve(generator, config, 1, unix_now_ms);
             if (r.status == Status::NeedLease)
                 write_lease_once(state, lease_target(generator, config, r.lease_needed_ms,
-                                                     now_since_epoch_ms(state)));
+                                                     now_units(state)));
             else if (r.status != Status::Granted && r.status != Status::WaitForClock)
                 break;
             // Granted: the first id under the new worker id has been issued,
@@ -289,7 +312,7 @@ void apply_worker_id(SharedState& state) {
     // ids under it are above all of them once that node's clock is past its time.
     const std::uint64_t bound = std::max(last_old, generator.floor_id.load());
     const TimestampTz free_after = timestamptz_of_unix_ms(
-        state.epoch_unix_ms + static_cast<std::int64_t>(time_of(bound)));
+        state.epoch_unix_ms + static_cast<std::int64_t>(ms_of(state, time_of(bound, state.layout))));
     ereport(LOG,
             (errmsg("snowflake: worker id changed from %u to %s for the whole node", old,
                     configured == kNoWorker ? "unset" : psprintf("%u", configured)),
@@ -343,7 +366,7 @@ void fence_copy(SharedState& state, const Lease& copied, std::uint32_t configure
     for (std::uint32_t i = 0; i < copied.fenced_count; ++i) fence(generator, copied.fenced[i], true);
     StringInfoData ids;
     initStringInfo(&ids);
-    for (std::uint32_t w = 0; w <= kMaxWorker; ++w)
+    for (std::uint32_t w = 0; w <= state.layout.max_worker; ++w)
         if (is_fenced(generator, w)) appendStringInfo(&ids, "%s%u", ids.len > 0 ? ", " : "", w);
     if (ids.len == 0) return;
     ereport(LOG, (errmsg("snowflake: this data directory is a copy of another server's; ids under "
@@ -356,7 +379,8 @@ void fence_copy(SharedState& state, const Lease& copied, std::uint32_t configure
                           "server it was copied from is gone for good, run SELECT "
                           "snowflake_adopt_worker_id().")));
     // Kept at once (this directory's lease from now on): the fence outlives restarts.
-    if (write_lease(lease_of(state, copied.lease_ms, copied.clock_ms), LOG)) state.lease_elsewhere = false;
+    if (write_lease(lease_of(state, units_of(state, copied.lease_ms), units_of(state, copied.clock_ms)), LOG))
+        state.lease_elsewhere = false;
 }
 
 }  // namespace
@@ -411,17 +435,15 @@ void load_lease(SharedState& state) {
     const bool exists = file == LeaseFile::Ok;
     if (file == LeaseFile::Unreadable) state.blocked = Blocked::LeaseUnreadable;
     if (file == LeaseFile::Corrupt) state.blocked = Blocked::LeaseCorrupt;
-    if (exists && lease.epoch_unix_ms != state.epoch_unix_ms) {
-        state.blocked = Blocked::EpochChanged;
-        state.lease_epoch_unix_ms = lease.epoch_unix_ms;
-    }
+    if (exists) (void)lease_changed(state, lease);
     if (state.blocked == Blocked::LeaseUnreadable || state.blocked == Blocked::LeaseCorrupt)
         ereport(LOG, (errmsg("snowflake: the lease file \"%s\" %s; no id is issued", kLeasePath,
                              file == LeaseFile::Corrupt ? "is corrupt (its checksum does not match)"
                                                         : "could not be read")));
     const std::uint32_t worker_id =
         worker_id_setting < 0 ? kNoWorker : static_cast<std::uint32_t>(worker_id_setting);
-    init_state(state.generator, worker_id, exists, lease.lease_ms, lease.clock_ms);
+    init_state(state.generator, state.layout, worker_id, exists, units_of(state, lease.lease_ms),
+               units_of(state, lease.clock_ms));
     for (std::uint32_t i = 0; exists && i < lease.fenced_count; ++i) fence(state.generator, lease.fenced[i], true);
     std::uint64_t host, inode;
     own_directory(host, inode);
@@ -466,7 +488,8 @@ void shrink_lease_at_shutdown(int code, Datum) {
     const GeneratorState& generator = state->generator;
     const std::uint64_t last = generator.last_id.load();
     if (last == 0) return;  // nothing issued since start: the lease stays the floor
-    write_lease(lease_of(*state, time_of(std::max(last, generator.floor_id.load())), generator.clock_high.load()),
+    write_lease(lease_of(*state, time_of(std::max(last, generator.floor_id.load()), state->layout),
+                         generator.clock_high.load()),
                 LOG);
 }
 
@@ -524,7 +547,7 @@ void extend_lease(SharedState& state, std::uint64_t needed_ms) {
         }
         else  // no lease writer runs (it is restarting): write it here
             write_lease_once(state, lease_target(generator, generator_config(), needed_ms,
-                                                 now_since_epoch_ms(state)));
+                                                 now_units(state)));
         // Interruptible: cancel and statement_timeout end the wait.
         (void)ConditionVariableTimedSleep(&state.lease_written, 100, PG_WAIT_EXTENSION);
     }
@@ -563,11 +586,11 @@ void snowflake_lease_worker_main(Datum) {
         const Config config = generator_config();
         if (state.blocked == Blocked::No) {
             const std::uint64_t target =
-                lease_writer_target(state.generator, config, now_since_epoch_ms(state));
+                lease_writer_target(state.generator, config, now_units(state));
             if (target != 0) write_lease_once(state, target);
         }
         (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-                        static_cast<long>(std::clamp<std::uint64_t>(config.lease_span_ms / 4, 10, 1000)),
+                        static_cast<long>(std::clamp(lease_span_setting / 4, 10, 1000)),
                         PG_WAIT_EXTENSION);
         ResetLatch(MyLatch);
     }

@@ -21,6 +21,7 @@ int worker_id_setting = -1;
 int max_lead_setting = 1000;
 int lease_span_setting = 2000;
 char* epoch_setting = nullptr;
+char* layout_setting = nullptr;
 
 namespace {
 
@@ -28,6 +29,7 @@ constexpr char kDefaultEpoch[] = "2024-01-01 00:00:00+00";
 constexpr std::int64_t kDefaultEpochUnixMs = 1704067200000;
 
 std::int64_t parsed_epoch_unix_ms = kDefaultEpochUnixMs;
+Layout parsed_layout = kDefaultLayout;
 SharedState* shared = nullptr;
 shmem_startup_hook_type previous_shmem_startup_hook = nullptr;
 shmem_request_hook_type previous_shmem_request_hook = nullptr;
@@ -50,6 +52,38 @@ bool check_epoch(char** newval, void** extra, GucSource) {
 
 void assign_epoch(const char*, void* extra) {
     if (extra != nullptr) parsed_epoch_unix_ms = *static_cast<std::int64_t*>(extra);
+}
+
+bool check_layout(char** newval, void** extra, GucSource) {
+    Layout layout;
+    const char* problem = "it is empty";
+    if (*newval == nullptr || !parse_node_layout(*newval, layout, problem)) {
+        GUC_check_errmsg("invalid value for parameter \"snowflake.layout\": \"%s\": %s",
+                         *newval ? *newval : "", problem);
+        GUC_check_errhint("A layout is default, js53, sonyflake, or \"[unit=<n>ms] time=<bits> "
+                          "worker=<bits> sequence=<bits>\" from the highest bits down: at most 63 "
+                          "bits, 1..16 worker bits, 1..22 sequence bits, 1..1000 ms units.");
+        return false;
+    }
+    auto* parsed = static_cast<Layout*>(guc_extra_alloc(sizeof(Layout)));
+    if (parsed == nullptr) return false;
+    *parsed = layout;
+    *extra = parsed;
+    return true;
+}
+
+void assign_layout(const char*, void* extra) {
+    if (extra != nullptr) parsed_layout = *static_cast<Layout*>(extra);
+}
+
+// The worker id must fit the layout's worker field (at start and on reload).
+bool check_worker_id(int* newval, void**, GucSource) {
+    if (*newval < 0 || static_cast<std::uint64_t>(*newval) <= parsed_layout.max_worker) return true;
+    GUC_check_errmsg("%d is outside the valid range for parameter \"snowflake.worker_id\" (-1 .. %llu)",
+                     *newval, static_cast<unsigned long long>(parsed_layout.max_worker));
+    GUC_check_errdetail("The worker ids of snowflake.layout, with %d worker bits, are 0 to %llu.",
+                        parsed_layout.worker_bits, static_cast<unsigned long long>(parsed_layout.max_worker));
+    return false;
 }
 
 // PostgreSQL applies a preloaded library's settings from the configuration
@@ -75,9 +109,9 @@ void refuse_fractional_worker_id_at_start(const char* value) {
     if (whole && *p == '\0') return;
     ereport(FATAL, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                     errmsg("invalid value for parameter \"snowflake.worker_id\": \"%s\"", value),
-                    errdetail("A worker id is a whole number from 0 to %u (-1: unset), distinct on "
+                    errdetail("A worker id is a whole number from 0 to %llu (-1: unset), distinct on "
                               "every node.",
-                              static_cast<unsigned>(kMaxWorker))));
+                              static_cast<unsigned long long>(parsed_layout.max_worker))));
 }
 
 // The value the configuration gave a setting before it was defined, if any.
@@ -91,11 +125,21 @@ void define_settings() {
     char* epoch = configured_value("snowflake.epoch");
     char* max_lead = configured_value("snowflake.max_lead");
     char* lease_span = configured_value("snowflake.lease_span");
+    char* layout = configured_value("snowflake.layout");
 
+    // the layout first: the worker id is checked against it
+    DefineCustomStringVariable(
+        "snowflake.layout", "The fields of the ids this node generates and decodes.",
+        "Fixed for the life of the data, as the epoch: a preset (default, js53, sonyflake) or "
+        "'[unit=<n>ms] time=<bits> worker=<bits> sequence=<bits>'.",
+        &layout_setting, "time=41 worker=10 sequence=12",
+        process_shared_preload_libraries_in_progress ? PGC_POSTMASTER : PGC_SIGHUP, 0,
+        check_layout, assign_layout, nullptr);
+    refuse_bad_setting_at_start("snowflake.layout", layout);
     DefineCustomIntVariable(
-        "snowflake.worker_id", "This node's worker id, 0..1023, distinct on every node.",
+        "snowflake.worker_id", "This node's worker id, distinct on every node (0..1023 in the default layout).",
         "-1 means unset: snowflake_nextval() refuses until it is set.", &worker_id_setting, -1,
-        -1, static_cast<int>(kMaxWorker), PGC_SIGHUP, 0, nullptr, nullptr, nullptr);
+        -1, static_cast<int>(kMaxAnyWorker), PGC_SIGHUP, 0, check_worker_id, nullptr, nullptr);
     DefineCustomStringVariable(
         "snowflake.epoch", "The instant ids count milliseconds from (UTC).",
         "Fixed for the life of the data: ids made under another epoch do not sort with these.",
@@ -137,6 +181,8 @@ void startup_shared_memory() {
         new (shared) SharedState();  // plain data and atomics, value-initialized
         shared->epoch_unix_ms = parsed_epoch_unix_ms;
         shared->lease_epoch_unix_ms = parsed_epoch_unix_ms;
+        shared->layout = parsed_layout;
+        shared->lease_layout = parsed_layout;
         shared->blocked = Blocked::No;
         ConditionVariableInit(&shared->lease_written);
         load_lease(*shared);
@@ -148,12 +194,16 @@ void startup_shared_memory() {
 }  // namespace
 
 std::int64_t epoch_unix_ms() { return parsed_epoch_unix_ms; }
+const Layout& node_layout() { return parsed_layout; }
 
 SharedState* shared_state() { return shared; }
 
+// The settings in ms, as the layout's time units (rounded up).
 Config generator_config() {
-    return Config{shared->epoch_unix_ms, static_cast<std::uint64_t>(max_lead_setting),
-                  static_cast<std::uint64_t>(lease_span_setting)};
+    const auto units = [](int ms) {
+        return static_cast<std::uint64_t>((ms + shared->layout.unit_ms - 1) / shared->layout.unit_ms);
+    };
+    return Config{shared->epoch_unix_ms, units(max_lead_setting), units(lease_span_setting), shared->layout};
 }
 
 }  // namespace snowflake::pg

@@ -72,17 +72,27 @@ std::int64_t epoch_argument_unix_ms(TimestampTz epoch) {
     return epoch / 1000 + kUnixToPostgresMs;
 }
 
-TimestampTz timestamp_of(std::uint64_t id, std::int64_t epoch_ms) {
-    return (epoch_ms + static_cast<std::int64_t>(time_of(id)) - kUnixToPostgresMs) * 1000;
+// An id of the layout: one with bits above it (js53: 2^53 and up) is refused.
+// The layout's time span is at most 2^52 ms (parse_node_layout), so any time
+// it holds is a timestamp PostgreSQL can show.
+TimestampTz timestamp_of(std::uint64_t id, std::int64_t epoch_ms, const Layout& layout) {
+    const int bits = layout.time_bits + layout.time_shift;
+    if (bits < 63 && (id >> bits) != 0)
+        ereport(ERROR, (errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+                        errmsg("snowflake id %llu has bits above the %d bits of snowflake.layout",
+                               static_cast<unsigned long long>(id), bits)));
+    const auto ms = static_cast<std::int64_t>(time_of(id, layout)) * layout.unit_ms;
+    return (epoch_ms + ms - kUnixToPostgresMs) * 1000;
 }
 
-Datum fields_of(FunctionCallInfo fcinfo, std::uint64_t id, std::int64_t epoch_ms) {
-    const Fields fields = decompose(id);
-    return fields_datum(fcinfo, timestamp_of(id, epoch_ms), fields.worker_id, fields.sequence);
+Datum fields_of(FunctionCallInfo fcinfo, std::uint64_t id, std::int64_t epoch_ms, const Layout& layout) {
+    const TimestampTz ts = timestamp_of(id, epoch_ms, layout);
+    const Fields fields = decompose(id, layout);
+    return fields_datum(fcinfo, ts, fields.worker_id, fields.sequence);
 }
 
-// The smallest id of the timestamp's millisecond; epoch_text names the epoch in errors.
-std::int64_t first_id_of(TimestampTz ts, std::int64_t epoch_ms, const char* epoch_text) {
+// The smallest id of the timestamp's time unit; epoch_text names the epoch in errors.
+std::int64_t first_id_of(TimestampTz ts, std::int64_t epoch_ms, const char* epoch_text, const Layout& layout) {
     if (TIMESTAMP_NOT_FINITE(ts))
         ereport(ERROR, (errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
                         errmsg("an infinite timestamp has no snowflake id")));
@@ -92,11 +102,12 @@ std::int64_t first_id_of(TimestampTz ts, std::int64_t epoch_ms, const char* epoc
     if (time_ms < 0)
         ereport(ERROR, (errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
                         errmsg("timestamp %s is before %s", timestamptz_to_str(ts), epoch_text)));
-    if (static_cast<std::uint64_t>(time_ms) > kMaxTime)
+    const auto time = static_cast<std::uint64_t>(time_ms / layout.unit_ms);
+    if (time > layout.max_time)
         ereport(ERROR, (errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
-                        errmsg("timestamp %s is past the last snowflake millisecond of %s",
-                               timestamptz_to_str(ts), epoch_text)));
-    return static_cast<std::int64_t>(compose(static_cast<std::uint64_t>(time_ms), 0, 0));
+                        errmsg("timestamp %s is past the last snowflake %s of %s", timestamptz_to_str(ts),
+                               layout.unit_ms == 1 ? "millisecond" : "time unit", epoch_text)));
+    return static_cast<std::int64_t>(compose(time, 0, 0, layout));
 }
 
 }  // namespace
@@ -143,41 +154,51 @@ SNOWFLAKE_FUNCTION(snowflake_from_jsonb) {
     PG_RETURN_INT64(static_cast<std::int64_t>(id_of_text(text)));
 }
 
-// The epoch of the one-argument (STABLE) forms: snowflake.epoch, unless this
-// node's ids were made under another one (the lease says so), when they refuse
-// as generation does. Without preloading there is no lease to compare with.
-static std::int64_t decoding_epoch_unix_ms() {
+// The epoch and layout of the one-argument (STABLE) forms: snowflake.epoch
+// and snowflake.layout, unless this node's ids were made under others (the
+// lease says so), when they refuse as generation does. Without preloading
+// there is no lease to compare with. The forms given an epoch decode the
+// default layout (other layouts: snowflake_decode_as, with both).
+static const Layout& decoding_settings(std::int64_t& epoch_ms) {
     const SharedState* state = shared_state();
-    if (state != nullptr && state->blocked == Blocked::EpochChanged) refuse_changed_epoch(*state, true);
-    return epoch_unix_ms();
+    if (state != nullptr && (state->blocked == Blocked::EpochChanged || state->blocked == Blocked::LayoutChanged))
+        refuse_changed_lease(*state, true);
+    epoch_ms = epoch_unix_ms();
+    return node_layout();
 }
 
 SNOWFLAKE_FUNCTION(snowflake_decode) {
-    PG_RETURN_DATUM(fields_of(fcinfo, id_or_refuse(PG_GETARG_INT64(0)), decoding_epoch_unix_ms()));
+    std::int64_t epoch_ms;
+    const Layout& layout = decoding_settings(epoch_ms);
+    PG_RETURN_DATUM(fields_of(fcinfo, id_or_refuse(PG_GETARG_INT64(0)), epoch_ms, layout));
 }
 
 SNOWFLAKE_FUNCTION(snowflake_decode_at) {
     const std::uint64_t id = id_or_refuse(PG_GETARG_INT64(0));
-    PG_RETURN_DATUM(fields_of(fcinfo, id, epoch_argument_unix_ms(PG_GETARG_TIMESTAMPTZ(1))));
+    PG_RETURN_DATUM(fields_of(fcinfo, id, epoch_argument_unix_ms(PG_GETARG_TIMESTAMPTZ(1)), kDefaultLayout));
 }
 
 SNOWFLAKE_FUNCTION(snowflake_to_timestamp) {
-    PG_RETURN_TIMESTAMPTZ(timestamp_of(id_or_refuse(PG_GETARG_INT64(0)), decoding_epoch_unix_ms()));
+    std::int64_t epoch_ms;
+    const Layout& layout = decoding_settings(epoch_ms);
+    PG_RETURN_TIMESTAMPTZ(timestamp_of(id_or_refuse(PG_GETARG_INT64(0)), epoch_ms, layout));
 }
 
 SNOWFLAKE_FUNCTION(snowflake_to_timestamp_at) {
     const std::uint64_t id = id_or_refuse(PG_GETARG_INT64(0));
-    PG_RETURN_TIMESTAMPTZ(timestamp_of(id, epoch_argument_unix_ms(PG_GETARG_TIMESTAMPTZ(1))));
+    PG_RETURN_TIMESTAMPTZ(timestamp_of(id, epoch_argument_unix_ms(PG_GETARG_TIMESTAMPTZ(1)), kDefaultLayout));
 }
 
 SNOWFLAKE_FUNCTION(snowflake_from_timestamp) {
     const char* epoch_text = psprintf("snowflake.epoch \"%s\"", epoch_setting);
-    PG_RETURN_INT64(first_id_of(PG_GETARG_TIMESTAMPTZ(0), decoding_epoch_unix_ms(), epoch_text));
+    std::int64_t epoch_ms;
+    const Layout& layout = decoding_settings(epoch_ms);
+    PG_RETURN_INT64(first_id_of(PG_GETARG_TIMESTAMPTZ(0), epoch_ms, epoch_text, layout));
 }
 
 SNOWFLAKE_FUNCTION(snowflake_from_timestamp_at) {
     const TimestampTz epoch = PG_GETARG_TIMESTAMPTZ(1);
     const std::int64_t epoch_ms = epoch_argument_unix_ms(epoch);
     const char* epoch_text = psprintf("the epoch %s", timestamptz_to_str(epoch));
-    PG_RETURN_INT64(first_id_of(PG_GETARG_TIMESTAMPTZ(0), epoch_ms, epoch_text));
+    PG_RETURN_INT64(first_id_of(PG_GETARG_TIMESTAMPTZ(0), epoch_ms, epoch_text, kDefaultLayout));
 }

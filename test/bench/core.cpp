@@ -1,11 +1,16 @@
 // The generator's core without a server (Google Benchmark; `make bench-core`,
 // also the first part of `make bench`): ns per id of reserve() at 1 and 2
-// threads with no cap in the way, at the cap (4096 ids per ms, waiting for the
-// clock), and what one wait for the next millisecond costs in CPU.
+// threads with no cap in the way, at the cap (4096 ids per ms in the default
+// layout, waiting for the clock), and what one wait for the next millisecond
+// costs in CPU; the first two also in the layouts 41/8/14 (16,384 ids per ms)
+// and js53 (64 per ms), each against its own cap.
 #include "../../src/core/clock.hpp"
 #include "../../src/core/generator.hpp"
+#include "../../src/core/layouts.hpp"
 
 #include <benchmark/benchmark.h>
+
+#include <cstdlib>
 
 
 namespace snowflake {
@@ -16,9 +21,18 @@ constexpr std::int64_t kEpoch = 1288834974657;  // any epoch in the past
 // One generator shared by the benchmark's threads, as backends share it.
 GeneratorState shared_state;
 
-void fresh(GeneratorState& state) {
-    init_state(state, 1, false, 0, 0);
-    state.lease_ms.store(kMaxTime);  // a lease that never runs out: no lease writes here
+// The layouts measured, by the benchmark's argument.
+constexpr const char* kLayouts[] = {"default", "time=41 worker=8 sequence=14", "js53"};
+Layout layout_of(const benchmark::State& state) {
+    Layout layout{};
+    const char* problem;
+    if (!parse_node_layout(kLayouts[state.range(0)], layout, problem)) std::abort();
+    return layout;
+}
+
+void fresh(GeneratorState& state, const Layout& layout) {
+    init_state(state, layout, 1, false, 0, 0);
+    state.lease_ms.store(layout.max_time);  // a lease that never runs out: no lease writes here
 }
 
 // Takes one id, waiting for the clock as a backend does; returns whether it waited.
@@ -38,27 +52,36 @@ bool take_one(GeneratorState& state, const Config& config) {
 // No cap in the way (a lead of an hour): the cost of the lock-free path, and
 // of the compare-and-swap contention between 2 threads.
 void BM_reserve(benchmark::State& state) {
-    if (state.thread_index() == 0) fresh(shared_state);
-    const Config config{kEpoch, 3600 * 1000, 0};
+    const Layout layout = layout_of(state);
+    if (state.thread_index() == 0) fresh(shared_state, layout);
+    const Config config{kEpoch, 3600 * 1000, 0, layout};
     for (auto _ : state) take_one(shared_state, config);
     state.SetItemsProcessed(state.iterations());
+    state.SetLabel(kLayouts[state.range(0)]);
 }
-BENCHMARK(BM_reserve)->Threads(1)->Threads(2)->UseRealTime();
+BENCHMARK(BM_reserve)->DenseRange(0, 2)->Threads(1)->Threads(2)->UseRealTime();
 
-// At the cap: no lead, so every 4096 ids wait for the next millisecond.
-// items_per_second against 4,096,000; waits and CPU per wait as counters.
+// At the cap: no lead, so every ids_per_unit ids (4096 in the default
+// layout) wait for the next millisecond. of_cap: items per second against
+// the layout's cap; waits as a counter.
 void BM_reserve_at_cap(benchmark::State& state) {
-    fresh(shared_state);
-    const Config config{kEpoch, 0, 0};
+    const Layout layout = layout_of(state);
+    fresh(shared_state, layout);
+    const Config config{kEpoch, 0, 0, layout};
     std::int64_t waits = 0;
     const std::int64_t start_us = unix_now_us();
     for (auto _ : state) waits += take_one(shared_state, config);
     const double seconds = static_cast<double>(unix_now_us() - start_us) / 1e6;
     state.SetItemsProcessed(state.iterations());
-    state.counters["of_cap"] = static_cast<double>(state.iterations()) / seconds / 4096000.0;
+    state.counters["of_cap"] =
+        static_cast<double>(state.iterations()) / seconds / (static_cast<double>(layout.ids_per_unit) * 1000.0);
     state.counters["waits"] = static_cast<double>(waits);
+    state.SetLabel(kLayouts[state.range(0)]);
 }
-BENCHMARK(BM_reserve_at_cap)->Iterations(20'000'000)->UseRealTime();
+// about 5 s, 2.5 s and 5 s at each layout's cap
+BENCHMARK(BM_reserve_at_cap)->Arg(0)->Iterations(20'000'000)->UseRealTime();
+BENCHMARK(BM_reserve_at_cap)->Arg(1)->Iterations(40'000'000)->UseRealTime();
+BENCHMARK(BM_reserve_at_cap)->Arg(2)->Iterations(320'000)->UseRealTime();
 
 // One wait for the next millisecond: wall time (up to 1 ms), CPU burned (the
 // sleep's system calls and the last kSpinUs spun), and how late it returns.

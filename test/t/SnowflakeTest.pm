@@ -32,7 +32,7 @@ sub snowflake_node
 }
 
 # The lease file of a node as a hash { epoch_unix_ms, lease_ms, clock_ms,
-# worker_id, fenced (a list), directory_host, directory_inode, crc32c, text },
+# worker_id, fenced (a list), directory_host, directory_inode, layout, crc32c, text },
 # undef when there is none; dies when it is not in the form the extension
 # writes (the checksum is the extension's to check).
 sub read_lease
@@ -43,9 +43,9 @@ sub read_lease
 	my $text = slurp_file($path);
 	# one 512-byte block: the text, then NULs (overwritten in place)
 	length($text) == 512
-	  && $text =~ /\A(snowflake\ lease\ 4\nepoch_unix_ms\ (\d+)\nlease_ms\ (\d+)\nclock_ms\ (\d+)\n
+	  && $text =~ /\A(snowflake\ lease\ 5\nepoch_unix_ms\ (\d+)\nlease_ms\ (\d+)\nclock_ms\ (\d+)\n
 	               worker_id\ (\d+|none)\nfenced\ (none|\d+(?:\ \d+)*)\ndirectory\ (\d+)\ (\d+)\n
-	               crc32c\ ([0-9a-f]{8})\n)\0+\z/x
+	               layout\ ([a-z0-9= ]+)\ncrc32c\ ([0-9a-f]{8})\n)\0+\z/x
 	  or die "unexpected lease file contents: \"$text\"";
 	return {
 		epoch_unix_ms   => $2,
@@ -55,7 +55,8 @@ sub read_lease
 		fenced          => [ $6 eq 'none' ? () : split / /, $6 ],
 		directory_host  => $7,
 		directory_inode => $8,
-		crc32c          => $9,
+		layout          => $9,
+		crc32c          => $10,
 		text            => $1
 	};
 }

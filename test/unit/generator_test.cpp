@@ -22,7 +22,7 @@ protected:
     std::uint64_t last_granted = 0;  // highest id handed out so far (or issued before a restart)
 
     void SetUp() override {
-        init_state(state, /*worker_id=*/5, false, 0, 0);
+        init_state(state, kDefaultLayout, /*worker_id=*/5, false, 0, 0);
         state.lease_ms.store(kMaxTime);  // tests of the lease set it themselves
     }
 
@@ -336,7 +336,7 @@ TEST_F(Generator, WithNothingBorrowedACrashCostsAtMostASpanWhateverTheLead) {
         ASSERT_LE(state.lease_ms.load(), kT + ms + 100) << ms;
     }
     const std::uint64_t lease = state.lease_ms.load();
-    init_state(state, 5, true, lease, kT + 994);  // a crash
+    init_state(state, kDefaultLayout, 5, true, lease, kT + 994);  // a crash
     set_clock(kT + 1000);
     const Reservation r = call();
     ASSERT_EQ(r.status, Status::NeedLease);
@@ -373,7 +373,7 @@ protected:
 
     // A restart from a lease of kFloor written at clock reading `clock_ms`.
     void restart(std::uint64_t clock_ms) {
-        init_state(state, GetParam(), true, kFloor, clock_ms);
+        init_state(state, kDefaultLayout, GetParam(), true, kFloor, clock_ms);
         last_granted = compose(kFloor, kMaxWorker, kMaxSequence);  // above any id issued before
     }
     void SetUp() override { restart(kFloor - 10 - 100); }
@@ -438,7 +438,7 @@ TEST_P(GeneratorRestart, RepeatedCrashesDoNotPushIdsAhead) {
                 state.lease_ms.store(target);
             const std::uint64_t lease = state.lease_ms.load();
             EXPECT_LE(lease, clock + 100 + 1) << max_lead << " " << crash;
-            init_state(state, GetParam(), true, lease, state.clock_high.load());
+            init_state(state, kDefaultLayout, GetParam(), true, lease, state.clock_high.load());
             last_granted = compose(lease, kMaxWorker, kMaxSequence);
         }
     }
@@ -472,12 +472,12 @@ TEST_P(GeneratorRestart, ARaisedFloorIsPassedWithoutWaiting) {
     state.lease_ms.store(kMaxTime);
     set_clock(kFloor + 10);
     ASSERT_TRUE(take(3));
-    raise_floor(state, kFloor + kHour, kFloor + 10);  // a standby replays its primary's lease
+    raise_floor(state, kDefaultLayout, kFloor + kHour, kFloor + 10);  // a standby replays its primary's lease
     last_granted = compose(kFloor + kHour, kMaxWorker, kMaxSequence);
     EXPECT_EQ(next(), (Fields{kFloor + kHour + 1, GetParam(), 0}));
     EXPECT_EQ(state.regressions.load(), 0u);
 
-    raise_floor(state, kFloor, 0);  // never lowers
+    raise_floor(state, kDefaultLayout, kFloor, 0);  // never lowers
     EXPECT_EQ(next(), (Fields{kFloor + kHour + 1, GetParam(), 1}));
     EXPECT_EQ(state.lease_ms.load(), kMaxTime);
 }
@@ -486,7 +486,7 @@ TEST_P(GeneratorRestart, APrimaryClockAheadOfThisOneIsARegression) {
     state.lease_ms.store(kMaxTime);
     set_clock(kFloor + 10);
     ASSERT_TRUE(take(1));
-    raise_floor(state, kFloor + 5000, kFloor + 4000);  // the primary's clock read kFloor + 4000
+    raise_floor(state, kDefaultLayout, kFloor + 5000, kFloor + 4000);  // the primary's clock read kFloor + 4000
     const Reservation r = call();
     ASSERT_EQ(r.status, Status::Granted);
     EXPECT_EQ(r.regression_ms, 3990u);
@@ -538,7 +538,7 @@ TEST_F(Generator, InitStateResetsEverything) {
     state.lease_extensions.store(9);
     request_lease(state, 99);
 
-    init_state(state, 8, false, 0, 0);
+    init_state(state, kDefaultLayout, 8, false, 0, 0);
     EXPECT_EQ(state.last_id.load(), 0u);
     EXPECT_EQ(state.worker_id.load(), 8u);
     EXPECT_EQ(state.floor_id.load(), 0u);
@@ -552,7 +552,7 @@ TEST_F(Generator, InitStateResetsEverything) {
     EXPECT_EQ(state.waits.load(), 0u);
     EXPECT_EQ(state.lease_extensions.load(), 0u);
 
-    init_state(state, kNoWorker, true, 77, 70);
+    init_state(state, kDefaultLayout, kNoWorker, true, 77, 70);
     EXPECT_EQ(state.last_id.load(), 0u);
     EXPECT_EQ(state.floor_id.load(), compose(77, kMaxWorker, kMaxSequence));
     EXPECT_EQ(state.clock_high.load(), 70u);
@@ -561,7 +561,7 @@ TEST_F(Generator, InitStateResetsEverything) {
 }
 
 TEST_F(Generator, FreshNodeNeedsALeaseThenStartsAtTheClock) {
-    init_state(state, 5, false, 0, 0);
+    init_state(state, kDefaultLayout, 5, false, 0, 0);
     set_clock(kT);
     const Reservation r = call();
     ASSERT_EQ(r.status, Status::NeedLease);
@@ -607,7 +607,7 @@ TEST_F(Generator, TimeExhausted) {
 
 TEST_F(Generator, RestartAtTheEndOfTimeIsExhausted) {
     // Ids up to kMaxTime may have been issued: none is left to give.
-    init_state(state, 5, true, kMaxTime, kT);
+    init_state(state, kDefaultLayout, 5, true, kMaxTime, kT);
     set_clock(kT);
     EXPECT_EQ(call().status, Status::TimeExhausted);
     set_clock(kMaxTime);

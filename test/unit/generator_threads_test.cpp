@@ -26,7 +26,7 @@ struct RealClockGenerator {
     GeneratorState state{};
     Config config{kDefaultEpoch, /*max_lead_ms=*/60'000, /*lease_span_ms=*/0};
     RealClockGenerator() {
-        init_state(state, 42, false, 0, 0);
+        init_state(state, kDefaultLayout, 42, false, 0, 0);
         state.lease_ms.store(kMaxTime);
     }
 
@@ -175,7 +175,7 @@ TEST(GeneratorThreads, ClockStepBackIsReportedOncePerEvent) {
     constexpr int kThreads = 8;
     constexpr std::int64_t kNow = kDefaultEpoch + 1'000'000;
     GeneratorState state{};
-    init_state(state, 1, false, 0, 0);
+    init_state(state, kDefaultLayout, 1, false, 0, 0);
     state.lease_ms.store(kMaxTime);
     const Config config{kDefaultEpoch, /*max_lead_ms=*/1'000'000, 0};
     std::atomic<std::int64_t> fake_clock{kNow};

@@ -33,3 +33,24 @@ namespace snowflake::test {
 inline constexpr std::int64_t kDefaultEpoch = 1704067200000;
 
 }  // namespace snowflake::test
+
+namespace snowflake {
+
+// The layout functions in the default layout, as most tests use them; the
+// extension's code always names the layout.
+constexpr std::uint64_t compose(std::uint64_t time, std::uint64_t worker_id, std::uint64_t sequence) noexcept {
+    return compose(time, worker_id, sequence, kDefaultLayout);
+}
+constexpr Fields decompose(std::uint64_t id) noexcept { return decompose(id, kDefaultLayout); }
+constexpr std::uint64_t time_of(std::uint64_t id) noexcept { return time_of(id, kDefaultLayout); }
+constexpr std::uint64_t advance(std::uint64_t id, std::uint64_t steps) noexcept {
+    return advance(id, steps, kDefaultLayout);
+}
+constexpr std::uint64_t ids_until_end_of(std::uint64_t first, std::uint64_t last) noexcept {
+    return ids_until_end_of(first, last, kDefaultLayout);
+}
+constexpr std::uint64_t successor(std::uint64_t last, std::uint32_t worker_id) noexcept {
+    return successor(last, worker_id, kDefaultLayout);
+}
+
+}  // namespace snowflake

@@ -172,14 +172,16 @@ TEST(Crc32c, CheckValue) {
 
 TEST(LeaseText, ExactFormat) {
     const std::string body =
-        "snowflake lease 4\nepoch_unix_ms 1704067200000\nlease_ms 42\nclock_ms 40\nworker_id 61\n"
-        "fenced 7 41\ndirectory 2049 131077\n";
+        "snowflake lease 5\nepoch_unix_ms 1704067200000\nlease_ms 42\nclock_ms 40\nworker_id 61\n"
+        "fenced 7 41\ndirectory 2049 131077\nlayout time=41 worker=10 sequence=12\n";
     char crc[32];
     std::snprintf(crc, sizeof crc, "crc32c %08x\n", crc32c(body.data(), body.size()));
     EXPECT_EQ(formatted(Lease{kDefaultEpoch, 42, 40, 61, 2049, 131077, 2, {7, 41}}), body + crc);
-    EXPECT_EQ(formatted(Lease{kDefaultEpoch, 42, 40}).substr(0, 118),
-              "snowflake lease 4\nepoch_unix_ms 1704067200000\nlease_ms 42\nclock_ms 40\nworker_id none\n"
-              "fenced none\ndirectory 0 0\ncrc32c ");
+    Lease sonyflake{kDefaultEpoch, 42, 40};
+    sonyflake.layout = make_layout(10, 39, 16, 8, true);
+    EXPECT_EQ(formatted(sonyflake).substr(0, 164),
+              "snowflake lease 5\nepoch_unix_ms 1704067200000\nlease_ms 42\nclock_ms 40\nworker_id none\n"
+              "fenced none\ndirectory 0 0\nlayout unit=10ms time=39 sequence=8 worker=16\ncrc32c ");
 }
 
 // Every single flipped bit of a version-4 file is refused, and one inside the
@@ -234,17 +236,21 @@ INSTANTIATE_TEST_SUITE_P(Values, LeaseRoundTrip,
                                          Lease{kDefaultEpoch, 5, 4, 3, 2049, 1, 8, {0, 1, 2, 41, 42, 500, 1022, 1023}},
                                          Lease{kDefaultEpoch, kMaxTime, kMaxTime}, Lease{0, 0, 0},
                                          Lease{253402300799999, kMaxTime, 1},
-                                         Lease{static_cast<std::int64_t>(kMaxId), 7, 5}));
+                                         Lease{static_cast<std::int64_t>(kMaxId), 7, 5},
+                                         Lease{kDefaultEpoch, 5, 4, 65535, 2049, 1, 2, {255, 65535}, make_layout(1, 41, 8, 14, false)},
+                                         Lease{kDefaultEpoch, 5, 4, 63, 2049, 1, 0, {}, make_layout(1, 41, 6, 6, false)},
+                                         Lease{kDefaultEpoch, 50, 40, 7, 2049, 1, 0, {}, make_layout(10, 39, 16, 8, true)}));
 
 // Found by test/fuzz/lease_fuzz: with a 128-byte buffer, the text of a lease
-// with out-of-range fields (134 characters, 297 with the fenced ids, the directory and the
+// with out-of-range fields (134 characters, 368 with the fenced ids, the directory, the layout and the
 // checksum) was cut short and its length returned past the end of the buffer.
 TEST(LeaseText, AnyLeaseFitsTheBuffer) {
     Lease widest{INT64_MIN, UINT64_MAX, UINT64_MAX, kNoWorker - 1, UINT64_MAX, UINT64_MAX, 1000, {}};
     widest.fenced.fill(UINT32_MAX);
+    widest.layout = Layout{INT64_MIN, INT32_MIN, INT32_MIN, INT32_MIN, false, 0, 0, 0, 0, 0, 0, 0};
     char buf[kLeaseTextMax];
     const std::size_t n = format_lease(widest, buf);
-    EXPECT_EQ(n, 297u);
+    EXPECT_EQ(n, 368u);
     EXPECT_LT(n, kLeaseTextMax);
     EXPECT_EQ(std::strlen(buf), n);
     EXPECT_FALSE(parses(std::string(buf, n)));  // out of range: refused
@@ -279,16 +285,17 @@ TEST(LeaseText, RejectsExtraOrDifferentText) {
     const char* const others[] = {
         "snowflake lease 4\nepoch_unix_ms 1704067200000\nlease_ms 1234\nclock_ms 1\nworker_id 1\n",
         "snowflake lease 5\nepoch_unix_ms 1704067200000\nlease_ms 1234\nclock_ms 1\nworker_id 1\n",
+        "snowflake lease 6\nepoch_unix_ms 1704067200000\nlease_ms 1234\nclock_ms 1\nworker_id 1\n",
         "snowflake lease 0\nepoch_unix_ms 1704067200000\nlease_ms 1234\n",
         "snowflake lease 3\nepoch_unix_ms 1704067200000\nlease_ms 1234\nclock_ms 1\n",  // no worker
-        "snowflake lease 3\nepoch_unix_ms 1704067200000\nlease_ms 1234\nclock_ms 1\nworker_id 1024\n",
+        "snowflake lease 3\nepoch_unix_ms 1704067200000\nlease_ms 1234\nclock_ms 1\nworker_id 65536\n",
         "snowflake lease 3\nepoch_unix_ms 1704067200000\nlease_ms 1234\nclock_ms 1\nworker_id -1\n",
         "snowflake lease 3\nepoch_unix_ms 1704067200000\nlease_ms 1234\nclock_ms 1\nworker_id 01\n",
         "snowflake lease 3\nepoch_unix_ms 1704067200000\nlease_ms 1234\nclock_ms 1\nworker_id none\nx",
         "snowflake lease 2\nepoch_unix_ms 1704067200000\nlease_ms 1234\nclock_ms 1\nworker_id 1\n",
         "snowflake lease 2\nepoch_unix_ms 1704067200000\nlease_ms 1234\n",  // no clock
         "snowflake lease 2\nepoch_unix_ms 1704067200000\nlease_ms 1234\nclock_ms 01\n",
-        "snowflake lease 2\nepoch_unix_ms 1704067200000\nlease_ms 1234\nclock_ms 2199023255552\n",
+        "snowflake lease 2\nepoch_unix_ms 1704067200000\nlease_ms 1234\nclock_ms 9223372036854775808\n",
         "snowflake lease 2\nepoch_unix_ms 1704067200000\nclock_ms 1\nlease_ms 1234\n",
         "snowflake lease 1\nepoch_unix_ms 1704067200000\nlease_ms 1234",    // no newline
         "snowflake lease 1\r\nepoch_unix_ms 1704067200000\r\nlease_ms 1234\r\n",
@@ -300,7 +307,7 @@ TEST(LeaseText, RejectsExtraOrDifferentText) {
         "snowflake lease 1\nepoch_unix_ms 1704067200000\nlease_ms \n",
         "snowflake lease 1\nepoch_unix_ms \nlease_ms 1234\n",
         "snowflake lease 1\nlease_ms 1234\nepoch_unix_ms 1704067200000\n",
-        "snowflake lease 1\nepoch_unix_ms 1704067200000\nlease_ms 2199023255552\n",  // > kMaxTime
+        "snowflake lease 1\nepoch_unix_ms 1704067200000\nlease_ms 9223372036854775808\n",  // > kMaxId
         "snowflake lease 1\nepoch_unix_ms 9223372036854775808\nlease_ms 1234\n",
     };
     for (const char* other : others) EXPECT_FALSE(parses(other)) << other;
@@ -310,7 +317,7 @@ TEST(LeaseText, RejectsExtraOrDifferentText) {
 TEST(LeaseText, RejectsABadFencedList) {
     const std::string good = formatted(Lease{kDefaultEpoch, 5, 4, 3, 2049, 1, 2, {7, 41}});
     ASSERT_TRUE(parses(good));
-    for (const char* fenced : {"fenced 41 7", "fenced 7 7", "fenced 1024", "fenced", "fenced ", "fenced 7  41",
+    for (const char* fenced : {"fenced 41 7", "fenced 7 7", "fenced 65536", "fenced", "fenced ", "fenced 7  41",
                                "fenced 07", "fenced none 7", "fenced 0 1 2 3 4 5 6 7 8", "fenced -1"}) {
         std::string body = good.substr(0, good.find("fenced")) + fenced + good.substr(good.find("\ndirectory"));
         body = body.substr(0, body.rfind("crc32c "));
@@ -318,6 +325,28 @@ TEST(LeaseText, RejectsABadFencedList) {
         std::snprintf(crc, sizeof crc, "crc32c %08x\n", crc32c(body.data(), body.size()));
         EXPECT_FALSE(parses(body + crc)) << fenced;  // a valid checksum, a bad list
     }
+}
+
+// Version 5's layout line: snowflake.layout's grammar, as format_node_layout
+// writes it, within generation's bounds; a version 4 file is the default layout.
+TEST(LeaseText, RejectsABadLayout) {
+    const std::string good = formatted(Lease{kDefaultEpoch, 5, 4, 3, 2049, 1});
+    ASSERT_TRUE(parses(good));
+    for (const char* layout : {"layout", "layout ", "layout js53", "layout time=41 worker=10", "layout time=41 worker=10 sequence=12 ",
+                               "layout unit=1ms time=41 worker=10 sequence=12", "layout time=41 worker=17 sequence=5",
+                               "layout time=42 worker=10 sequence=12", "layout epoch=0 time=41 worker=10 sequence=12"}) {
+        std::string body = good.substr(0, good.find("layout")) + layout + "\n";
+        char crc[32];
+        std::snprintf(crc, sizeof crc, "crc32c %08x\n", crc32c(body.data(), body.size()));
+        EXPECT_FALSE(parses(body + crc)) << layout;  // a valid checksum, a bad layout
+    }
+    std::string v4 = good.substr(0, good.find("layout"));
+    v4[16] = '4';
+    char crc[32];
+    std::snprintf(crc, sizeof crc, "crc32c %08x\n", crc32c(v4.data(), v4.size()));
+    Lease lease{};
+    ASSERT_TRUE(parses(v4 + crc, &lease));
+    EXPECT_EQ(lease.layout, kDefaultLayout);
 }
 
 TEST(LeaseText, FailedParseLeavesTheLeaseAlone) {

@@ -13,7 +13,7 @@ CREATE EXTENSION IF NOT EXISTS snowflake;
 CREATE EXTENSION IF NOT EXISTS dblink;
 
 BEGIN;
-SELECT plan(40);
+SELECT plan(41);
 
 -- a connection string to this very server and database
 CREATE FUNCTION pg_temp.alter_system(setting text) RETURNS text LANGUAGE sql AS $$
@@ -48,13 +48,16 @@ SELECT results_eq(
     $$VALUES
       ('snowflake.epoch', 'string', 'postmaster', '', '', '', '2024-01-01 00:00:00+00',
        '2024-01-01 00:00:00+00', 'default'),
+      ('snowflake.layout', 'string', 'postmaster', '', '', '', 'time=41 worker=10 sequence=12',
+       'time=41 worker=10 sequence=12', 'default'),
       ('snowflake.lease_span', 'integer', 'sighup', 'ms', '100', '600000', '2000', '2000', 'default'),
       ('snowflake.max_lead', 'integer', 'sighup', 'ms', '0', '3600000', '1000', '1000', 'default'),
-      ('snowflake.worker_id', 'integer', 'sighup', '', '-1', '1023', '-1', '7',
+      -- the range of every layout; the layout's own is checked (0..1023 here)
+      ('snowflake.worker_id', 'integer', 'sighup', '', '-1', '65535', '-1', '7',
        'configuration file')$$,
-    'pg_settings: epoch is postmaster text, lease_span, max_lead and worker_id reload-time integers');
+    'pg_settings: epoch and layout are postmaster text, lease_span, max_lead and worker_id reload-time integers');
 SELECT isnt((SELECT short_desc FROM pg_settings WHERE name = s), NULL, s || ' is described')
-  FROM unnest(ARRAY['snowflake.epoch', 'snowflake.lease_span', 'snowflake.max_lead', 'snowflake.worker_id']) AS s;
+  FROM unnest(ARRAY['snowflake.epoch', 'snowflake.layout', 'snowflake.lease_span', 'snowflake.max_lead', 'snowflake.worker_id']) AS s;
 
 -- a session cannot change them
 SELECT throws_ok('SET snowflake.worker_id = 3', '55P02',
@@ -84,11 +87,12 @@ SELECT throws_ok('SET snowflake.worker_idd = 3', '42602',
 SELECT is(current_setting('snowflake.worker_id'), '7', 'worker_id is still 7');
 
 -- bad values are refused by ALTER SYSTEM, naming the setting (and its range)
+-- (1024: past the 10 worker bits of the default layout)
 SELECT throws_ok($$SELECT pg_temp.alter_system('SET snowflake.worker_id = 1024')$$, '22023',
                  '1024 is outside the valid range for parameter "snowflake.worker_id" (-1 .. 1023)',
                  'ALTER SYSTEM SET snowflake.worker_id = 1024 is refused');
 SELECT throws_ok($$SELECT pg_temp.alter_system('SET snowflake.worker_id = -2')$$, '22023',
-                 '-2 is outside the valid range for parameter "snowflake.worker_id" (-1 .. 1023)',
+                 '-2 is outside the valid range for parameter "snowflake.worker_id" (-1 .. 65535)',
                  'ALTER SYSTEM SET snowflake.worker_id = -2 is refused');
 SELECT throws_ok($$SELECT pg_temp.alter_system('SET snowflake.worker_id = ''x''')$$, '22023',
                  'invalid value for parameter "snowflake.worker_id": "x"',

@@ -1,0 +1,168 @@
+# Generation in other layouts (issue 20): servers started with
+# snowflake.layout = 'time=41 worker=8 sequence=14', 'js53' and 'sonyflake'
+# generate bursts above 4,096 ids a millisecond, decode them and keep them
+# unique and increasing within the layout's cap (and, for js53, below 2^53);
+# the worker id follows the layout (255 and 256 under 8 bits); bad layouts and
+# a restart under another layout are refused, naming the setting.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use SnowflakeTest;
+
+# A burst of ids: two pgbench clients, each inserting 10,000 rows a
+# statement, 60,000 in all; n records each row's place in its client's order.
+# The checks that hold in every layout.
+sub burst_checks
+{
+	my ($node, $label, $worker_id, $per_unit_cap, $unit_ms) = @_;
+	$node->safe_psql('postgres', q{
+CREATE EXTENSION IF NOT EXISTS snowflake;
+DROP TABLE IF EXISTS burst;
+CREATE TABLE burst (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), client int, n bigint);
+});
+	$node->pgbench(
+		'--no-vacuum --client=2 --jobs=2 --transactions=6 --define=t=0',
+		0,
+		[qr{actually processed: 12/12}],
+		[qr{^(?!.*(ERROR|abort))}s],
+		"$label: two clients insert 120,000 ids",
+		{
+			'097_burst.sql' => q{
+\set t :t + 1
+INSERT INTO burst (client, n) SELECT :client_id, :t * 100000 + g FROM generate_series(1, 10000) g;
+}
+		});
+	is($node->safe_psql('postgres', 'SELECT count(*), count(DISTINCT id) FROM burst'),
+		'120000|120000', "$label: 120,000 ids, all distinct");
+	is($node->safe_psql('postgres', q{
+SELECT count(*) FROM (SELECT id < lead(id) OVER (PARTITION BY client ORDER BY n) AS up FROM burst) s WHERE NOT up}),
+		'0', "$label: each client's ids increase in the order it made them");
+	is($node->safe_psql('postgres', qq{
+SELECT count(*) FROM burst WHERE (snowflake_decode(id)).worker_id <> $worker_id}),
+		'0', "$label: every id decodes to worker $worker_id");
+	is($node->safe_psql('postgres', q{
+SELECT bool_and(snowflake_to_timestamp(id) BETWEEN now() - interval '5 min' AND clock_timestamp() + interval '5 s')
+  FROM burst}),
+		't', "$label: every id decodes to about now");
+	cmp_ok($node->safe_psql('postgres', q{
+SELECT max(n) FROM (SELECT count(*) AS n FROM burst GROUP BY snowflake_to_timestamp(id)) per_unit}),
+		'<=', $per_unit_cap, "$label: at most $per_unit_cap ids in any time unit");
+	# one call reserves 100,000 ids at once: they fill each time unit to the cap
+	is($node->safe_psql('postgres', q{
+SELECT max(n), count(DISTINCT ts) > 1 FROM (SELECT snowflake_to_timestamp(id) AS ts, count(*) AS n
+                                               FROM snowflake_nextvals(100000) id GROUP BY 1) per_unit}),
+		"$per_unit_cap|t", "$label: snowflake_nextvals(100000) fills time units to the cap, $per_unit_cap ids");
+	is($node->safe_psql('postgres', qq{
+SELECT count(*) FROM burst
+ WHERE NOT (snowflake_from_timestamp(snowflake_to_timestamp(id)) <= id
+            AND id < snowflake_from_timestamp(snowflake_to_timestamp(id) + interval '$unit_ms ms'))}),
+		'0', "$label: every id is within the ids of its time unit (snowflake_from_timestamp)");
+}
+
+# 41/8/14: 256 workers, 16,384 ids a millisecond each (the default layout: 4,096).
+my $node = snowflake_node('wide', 255, "snowflake.layout = 'time=41 worker=8 sequence=14'\n");
+$node->start;
+burst_checks($node, '41/8/14', 255, 16384, 1);
+is($node->safe_psql('postgres', 'SELECT layout FROM snowflake_status'), 'time=41 worker=8 sequence=14',
+	'41/8/14: snowflake_status shows the layout');
+is($node->safe_psql('postgres',
+		"SELECT snowflake_id_span('1 hour') = 3600000::bigint << 22, snowflake_from_timestamp(snowflake_to_timestamp(0) + interval '1 ms')"),
+	't|4194304', '41/8/14: 22 low bits, as the default layout: the id spans are the same');
+my $id = $node->safe_psql('postgres', 'SELECT snowflake_nextval()');
+is($node->safe_psql('postgres',
+		"SELECT (d.ts, d.worker_id, d.sequence) = (a.ts, a.worker_id, a.sequence) FROM snowflake_decode($id) d, "
+		  . "snowflake_decode_as($id, 'epoch=2024-01-01 time=41 worker=8 sequence=14') a"),
+	't', '41/8/14: snowflake_decode reads the layout as snowflake_decode_as does');
+
+is(read_lease($node)->{layout}, 'time=41 worker=8 sequence=14', '41/8/14: the lease file records the layout');
+
+# The worker id follows the layout: 255 fits 8 bits, 256 does not (at reload
+# the old value stays, with the error in the log; at start the server refuses).
+my $offset = -s $node->logfile;
+$node->append_conf('postgresql.conf', "snowflake.worker_id = 256\n");
+$node->reload;
+$node->poll_query_until('postgres', 'SELECT true')
+  or die 'the server did not answer after the reload';
+ok( $node->wait_for_log(qr/256 is outside the valid range for parameter "snowflake\.worker_id" \(-1 \.\. 255\)\n.*DETAIL:  The worker ids of snowflake\.layout, with 8 worker bits, are 0 to 255/, $offset),
+	'41/8/14: worker id 256 at reload: refused in the log');
+is($node->safe_psql('postgres', 'SHOW snowflake.worker_id'), '255', '41/8/14: worker id 256 at reload: 255 stays');
+$node->stop;
+$offset = -s $node->logfile;
+ok(!$node->start(fail_ok => 1), '41/8/14: worker id 256 at start: the server does not start');
+like(slurp_file($node->logfile, $offset), qr/"snowflake\.worker_id" \(-1 \.\. 255\)/,
+	'41/8/14: worker id 256 at start: the log gives the range');
+$node->adjust_conf('postgresql.conf', 'snowflake.worker_id', '255');
+
+# Another layout on a node that has issued ids: refused, naming both, until
+# the old one is back; decoding under the new setting refuses too.
+$node->adjust_conf('postgresql.conf', 'snowflake.layout', "'time=41 worker=10 sequence=12'");
+$node->start;
+my ($rc, $out, $err) = $node->psql('postgres', 'SELECT snowflake_nextval()');
+like($err,
+	qr/snowflake\.layout changed from "time=41 worker=8 sequence=14" to "time=41 worker=10 sequence=12".*HINT:  Set snowflake\.layout = 'time=41 worker=8 sequence=14' again/s,
+	'another layout at restart: generation refuses, naming both and the way out');
+($rc, $out, $err) = $node->psql('postgres', "SELECT snowflake_to_timestamp($id)");
+like($err, qr/snowflake\.layout changed .*HINT:  Decode with the layout of this node's ids, as in snowflake_decode_as\(id, 'epoch=\d+ time=41 worker=8 sequence=14'\)/s,
+	'another layout at restart: decoding refuses, naming the layout to decode with');
+$node->stop;
+$node->adjust_conf('postgresql.conf', 'snowflake.layout', "'time=41 worker=8 sequence=14'");
+$node->start;
+cmp_ok($node->safe_psql('postgres', 'SELECT snowflake_nextval()'), '>', $id,
+	'the layout restored: generation continues above the ids before');
+$node->stop;
+
+# Bad layouts: the server does not start, and the log names the setting and the problem.
+for my $case (
+	[ 'time=41 worker=10 sequence=13', qr/more than 63 bits/ ],
+	[ 'time=41 worker=17 sequence=5',  qr/worker is 1 to 16 bits/ ],
+	[ 'unit=0ms time=41 worker=10 sequence=12', qr/unit is 1ms to 86400000ms|unit is 1ms to 1000ms/ ],
+	[ 'tweeter', qr/unknown layout name/ ])
+{
+	my ($layout, $problem) = @$case;
+	$node->adjust_conf('postgresql.conf', 'snowflake.layout', "'$layout'");
+	$offset = -s $node->logfile;
+	ok(!$node->start(fail_ok => 1), "snowflake.layout = '$layout': the server does not start");
+	like(slurp_file($node->logfile, $offset),
+		qr/invalid value for parameter "snowflake\.layout": "\Q$layout\E": .*$problem/,
+		"snowflake.layout = '$layout': the log names the setting and what is wrong");
+}
+
+# js53: every id below 2^53, 64 worker ids, 64 ids a millisecond each.
+my $js = snowflake_node('js53', 63, "snowflake.layout = 'js53'\n");
+$js->start;
+burst_checks($js, 'js53', 63, 64, 1);
+is($js->safe_psql('postgres', 'SELECT max(id) < 2::bigint ^ 53 FROM burst'), 't', 'js53: max(id) < 2^53');
+is($js->safe_psql('postgres', q{SELECT max(id) < 2::numeric ^ 53 FROM (SELECT snowflake_from_timestamp('2093-09-06+00') AS id) s}),
+	't', 'js53: the ids of 2093 (69 years from the epoch) are still below 2^53');
+is($js->safe_psql('postgres', 'SELECT layout FROM snowflake_status'), 'time=41 worker=6 sequence=6',
+	'js53: snowflake_status shows the layout');
+is($js->safe_psql('postgres', "SELECT snowflake_id_span('1 day')"), 86400000 << 12,
+	'js53: an id span is ms << 12');
+is($js->safe_psql('postgres', q{
+SELECT from_id = snowflake_from_timestamp(from_ts) AND to_id = snowflake_from_timestamp(to_ts) AND to_id - from_id = 86400000::bigint << 12
+  FROM snowflake_partition_bounds(now(), 'day')}),
+	't', 'js53: snowflake_partition_bounds gives the ids of the day in the layout');
+($rc, $out, $err) = $js->psql('postgres', 'SELECT snowflake_to_timestamp(9007199254740992)');
+like($err, qr/snowflake id 9007199254740992 has bits above the 53 bits of snowflake\.layout/,
+	'js53: decoding 2^53 is refused');
+$js->stop;
+
+# Sonyflake-style: 10 ms units, the sequence above a 16-bit worker.
+my $sony = snowflake_node('sonyflake', 65535, "snowflake.layout = 'sonyflake'\n");
+$sony->start;
+burst_checks($sony, 'sonyflake', 65535, 256, 10);
+is($sony->safe_psql('postgres', q{
+SELECT bool_and(extract(milliseconds FROM snowflake_to_timestamp(id))::numeric % 10 = 0) FROM burst}),
+	't', 'sonyflake: times are whole 10 ms units');
+is($sony->safe_psql('postgres', 'SELECT layout FROM snowflake_status'), 'unit=10ms time=39 sequence=8 worker=16',
+	'sonyflake: snowflake_status shows the layout');
+$id = $sony->safe_psql('postgres', 'SELECT max(id) FROM burst');
+is($sony->safe_psql('postgres',
+		"SELECT (d.ts, d.worker_id, d.sequence) = (a.ts, a.worker_id, a.sequence) FROM snowflake_decode($id) d, "
+		  . "snowflake_decode_as($id, 'epoch=2024-01-01 unit=10ms time=39 sequence=8 worker=16') a"),
+	't', 'sonyflake: snowflake_decode reads the layout as snowflake_decode_as does');
+$sony->stop;
+
+done_testing();

@@ -2,13 +2,14 @@
 EXTENSION = snowflake
 MODULE_big = snowflake
 DATA = sql/snowflake--1.0.sql
-CORE_OBJS = src/core/text.o src/core/codec.o src/core/layouts.o
-OBJS = $(CORE_OBJS) src/pg/module.o src/pg/lease.o src/pg/generate.o src/pg/type.o src/pg/ids.o src/pg/estimate.o src/pg/errors.o
+CORE_OBJS = src/core/text.o src/core/codec.o src/core/layouts.o src/core/ff1.o
+OBJS = $(CORE_OBJS) src/pg/module.o src/pg/lease.o src/pg/generate.o src/pg/type.o src/pg/ids.o src/pg/estimate.o src/pg/errors.o src/pg/public.o
 PG_CXXFLAGS = -std=c++20 -Wno-register -Wno-missing-field-initializers
-SHLIB_LINK = -lstdc++
+# OpenSSL's AES for public ids (FF1), as pgcrypto uses it
+SHLIB_LINK = -lstdc++ -lcrypto
 
 # pg_regress (sql/*.sql against expected/*.out) on a temporary, preloaded instance.
-REGRESS = neutrality type family decode generate convert partition textforms layouts
+REGRESS = neutrality type family decode generate convert partition textforms public layouts
 REGRESS_OPTS = --temp-instance=tmp_check --temp-config=test/regress.conf
 
 # No LLVM JIT bitcode: it would need clang for the C++ sources.
@@ -27,11 +28,11 @@ UNIT_SOURCES = test/unit/*.cpp src/core/*.cpp
 UNIT_CXX = $(CXX) -std=c++20 -g -Wall -Wextra -pthread
 GTEST_BIN = test/unit/core_tests
 $(GTEST_BIN): test/unit/*.cpp test/unit/*.hpp src/core/*.hpp src/core/*.cpp
-	$(UNIT_CXX) -O2 -o $@ $(UNIT_SOURCES) -lgtest -lgtest_main
+	$(UNIT_CXX) -O2 -o $@ $(UNIT_SOURCES) -lgtest -lgtest_main -lcrypto
 $(GTEST_BIN)-tsan: test/unit/*.cpp test/unit/*.hpp src/core/*.hpp src/core/*.cpp
-	$(UNIT_CXX) -O1 -fsanitize=thread -o $@ $(UNIT_SOURCES) -lgtest -lgtest_main
+	$(UNIT_CXX) -O1 -fsanitize=thread -o $@ $(UNIT_SOURCES) -lgtest -lgtest_main -lcrypto
 $(GTEST_BIN)-asan: test/unit/*.cpp test/unit/*.hpp src/core/*.hpp src/core/*.cpp
-	$(UNIT_CXX) -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -o $@ $(UNIT_SOURCES) -lgtest -lgtest_main
+	$(UNIT_CXX) -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -o $@ $(UNIT_SOURCES) -lgtest -lgtest_main -lcrypto
 
 unit: $(GTEST_BIN) $(GTEST_BIN)-tsan $(GTEST_BIN)-asan
 	./$(GTEST_BIN)-tsan --gtest_brief=1
@@ -44,13 +45,13 @@ unit: $(GTEST_BIN) $(GTEST_BIN)-tsan $(GTEST_BIN)-asan
 # from a copy of its seeds (test/fuzz/corpus/<name>): new inputs go to a
 # temporary directory, never into the tree; a crashing input is kept as
 # test/fuzz/<name>_fuzz.crash-<sha1>. Short run: make fuzz FUZZ_SECONDS=10
-FUZZ_TARGETS = id timestamp lease base32 base62 layout
+FUZZ_TARGETS = id timestamp lease base32 base62 layout public
 FUZZ_BINS = $(FUZZ_TARGETS:%=test/fuzz/%_fuzz)
 FUZZ_CXX = clang++ -std=c++20 -g -O1 -Wall -Wextra -Wno-string-concatenation -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 FUZZ_RUNS = 10000000
 FUZZ_SECONDS = 0
 test/fuzz/%_fuzz: test/fuzz/%_fuzz.cpp test/fuzz/fuzz.hpp src/core/*.hpp src/core/*.cpp
-	$(FUZZ_CXX) -o $@ $< src/core/*.cpp
+	$(FUZZ_CXX) -o $@ $< src/core/*.cpp -lcrypto
 
 fuzz: $(FUZZ_BINS)
 	@for target in $(FUZZ_TARGETS); do \
@@ -69,7 +70,7 @@ fuzz: $(FUZZ_BINS)
 # Google Benchmark of the core alone (no server), then the server benchmark.
 BENCH_CORE = test/bench/core_bench
 $(BENCH_CORE): test/bench/core.cpp src/core/*.hpp src/core/*.cpp
-	$(CXX) -std=c++20 -O2 -g -Wall -Wextra -pthread -o $@ test/bench/core.cpp src/core/*.cpp -lbenchmark
+	$(CXX) -std=c++20 -O2 -g -Wall -Wextra -pthread -o $@ test/bench/core.cpp src/core/*.cpp -lbenchmark -lcrypto
 
 bench-core: $(BENCH_CORE)
 	./$(BENCH_CORE)

@@ -1038,6 +1038,25 @@ COMMENT ON FUNCTION snowflake_from_base32(text) IS 'the id of 13 Crockford base3
 COMMENT ON FUNCTION snowflake_to_base62(bigint) IS 'the id as 11 base62 characters (0-9A-Za-z); sorts as the id in the C collation';
 COMMENT ON FUNCTION snowflake_from_base62(text) IS 'the id of 11 base62 characters (0-9A-Za-z, case-sensitive)';
 
+-- public ids: FF1 (NIST SP 800-38G) with AES over the id's 63 bits, as 13
+-- Crockford base32 characters naming the key: a keyed permutation, decoded
+-- back to the primary key. The one-argument forms read snowflake.public_key
+-- (STABLE); the forms given a key (16, 24 or 32 bytes) are IMMUTABLE.
+-- Decoding throws on bad text: not LEAKPROOF.
+
+CREATE FUNCTION snowflake_to_public(id bigint) RETURNS text
+    AS 'MODULE_PATHNAME', 'snowflake_to_public' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION snowflake_from_public(public_id text) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'snowflake_from_public' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION snowflake_to_public(id bigint, key bytea) RETURNS text
+    AS 'MODULE_PATHNAME', 'snowflake_to_public_with_key' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION snowflake_from_public(public_id text, key bytea) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'snowflake_from_public_with_key' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION snowflake_to_public(bigint) IS 'the public form of an id under snowflake.public_key: 13 characters that hide its time, node and volume';
+COMMENT ON FUNCTION snowflake_from_public(text) IS 'the id of a public form, under the key of snowflake.public_key it names: WHERE id = snowflake_from_public($1) reads the primary key';
+COMMENT ON FUNCTION snowflake_to_public(bigint, bytea) IS 'the public form of an id under the AES key given (key id 0)';
+COMMENT ON FUNCTION snowflake_from_public(text, bytea) IS 'the id of a public form made under the AES key given';
+
 -- other systems' ids: twitter, discord, instagram, sonyflake, pgedge,
 -- mastodon, or a custom layout 'epoch=... [unit=Nms] time=N worker=N sequence=N'
 -- (fields from the highest bits down). The layout is always explicit, so

@@ -68,4 +68,25 @@ ParseResult from_base62(const char* text, std::uint64_t& id) noexcept {
     return decode(text, 62, kBase62Length, base62_value, id);
 }
 
+void to_public_text(std::uint64_t value, unsigned key_id, char* out) noexcept {
+    to_base32(value & kMaxId, out);
+    char key[kBase32Length + 1];
+    to_base32((key_id & 3) << 3 | (value & kMaxId) >> 60, key);  // the first character's 5 bits
+    out[0] = key[kBase32Length - 1];
+}
+
+ParseResult from_public_text(const char* text, std::uint64_t& value, unsigned& key_id) noexcept {
+    if (std::strlen(text) != kBase32Length) return ParseResult::Syntax;
+    char first[kBase32Length + 1] = "000000000000X";
+    first[kBase32Length - 1] = text[0];
+    std::uint64_t bits;
+    if (from_base32(first, bits) != ParseResult::Ok) return ParseResult::Syntax;
+    char rest[kBase32Length + 1];
+    std::memcpy(rest, text, kBase32Length + 1);
+    rest[0] = static_cast<char>('0' + (bits & 7));
+    if (from_base32(rest, value) != ParseResult::Ok) return ParseResult::Syntax;
+    key_id = static_cast<unsigned>(bits >> 3);
+    return ParseResult::Ok;
+}
+
 }  // namespace snowflake

@@ -25,4 +25,11 @@ void to_base62(std::uint64_t id, char* out) noexcept;
 ParseResult from_base32(const char* text, std::uint64_t& id) noexcept;
 ParseResult from_base62(const char* text, std::uint64_t& id) noexcept;
 
+// A public id: 13 Crockford base32 characters of key_id << 63 | value, where
+// value is the id encrypted (63 bits) and key_id (0..3) names the key: the
+// first character is 0-7 for key 0, 8-F for 1, G-Q for 2, R-Z for 3. Input as
+// for base32 (any case, aliases), every 13-character text is some public id.
+void to_public_text(std::uint64_t value, unsigned key_id, char* out) noexcept;
+ParseResult from_public_text(const char* text, std::uint64_t& value, unsigned& key_id) noexcept;
+
 }  // namespace snowflake

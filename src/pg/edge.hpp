@@ -66,6 +66,9 @@ SharedState* shared_state();  // null unless loaded by shared_preload_libraries
 [[noreturn]] void refuse_changed_lease(const SharedState& state, bool decoding);
 Config generator_config();
 
+// snowflake.public_key, the key of public ids (public.cpp); from _PG_init.
+void define_public_key_setting();
+
 // The durable lease and the lease writer (lease.cpp).
 void load_lease(SharedState& shared);  // at shared memory start-up
 void shrink_lease_at_shutdown(int code, Datum);

@@ -162,6 +162,7 @@ void define_settings() {
     refuse_bad_setting_at_start("snowflake.epoch", epoch);
     refuse_bad_setting_at_start("snowflake.max_lead", max_lead);
     refuse_bad_setting_at_start("snowflake.lease_span", lease_span);
+    define_public_key_setting();
     MarkGUCPrefixReserved("snowflake");
 }
 

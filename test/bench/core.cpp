@@ -5,6 +5,8 @@
 // costs in CPU; the first two also in the layouts 41/8/14 (16,384 ids per ms)
 // and js53 (64 per ms), each against its own cap.
 #include "../../src/core/clock.hpp"
+#include "../../src/core/codec.hpp"
+#include "../../src/core/ff1.hpp"
 #include "../../src/core/generator.hpp"
 #include "../../src/core/layouts.hpp"
 
@@ -95,6 +97,42 @@ void BM_wait_next_ms(benchmark::State& state) {
     state.counters["late_us"] = benchmark::Counter(late_us, benchmark::Counter::kAvgIterations);
 }
 BENCHMARK(BM_wait_next_ms)->Iterations(2000)->Unit(benchmark::kMicrosecond);
+
+// Public ids (issue 21): FF1 with AES-128 over 63 bits and the 13-character
+// text, each way, per call (target: under 1 µs).
+Ff1Key public_key() {
+    static const std::uint8_t bytes[16] = {0x2B, 0x7E, 0x15, 0x16, 0x28, 0xAE, 0xD2, 0xA6,
+                                           0xAB, 0xF7, 0x15, 0x88, 0x09, 0xCF, 0x4F, 0x3C};
+    Ff1Key key;
+    if (!ff1_key_init(key, bytes, sizeof bytes)) std::abort();
+    return key;
+}
+
+void BM_to_public(benchmark::State& state) {
+    Ff1Key key = public_key();
+    std::uint64_t id = 382741621101301760;
+    char text[kBase32Length + 1];
+    for (auto _ : state) {
+        to_public_text(ff1_encrypt_id(key, id++), 0, text);
+        benchmark::DoNotOptimize(text);
+    }
+    ff1_key_free(key);
+}
+BENCHMARK(BM_to_public);
+
+void BM_from_public(benchmark::State& state) {
+    Ff1Key key = public_key();
+    char text[kBase32Length + 1];
+    to_public_text(ff1_encrypt_id(key, 382741621101301760), 0, text);
+    for (auto _ : state) {
+        std::uint64_t value;
+        unsigned key_id;
+        (void)from_public_text(text, value, key_id);
+        benchmark::DoNotOptimize(ff1_decrypt_id(key, value));
+    }
+    ff1_key_free(key);
+}
+BENCHMARK(BM_from_public);
 
 }  // namespace
 }  // namespace snowflake

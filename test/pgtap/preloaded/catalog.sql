@@ -6,7 +6,7 @@ CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS snowflake;
 
 BEGIN;
-SELECT plan(167);
+SELECT plan(187);
 
 -- functions: name, arguments, result, volatility, strictness, parallel safety
 CREATE TEMP TABLE expected_function (name name, args name[], returns text, volatility text)
@@ -25,6 +25,10 @@ INSERT INTO expected_function VALUES
     ('snowflake_from_base32',    '{text}',          'bigint',        'immutable'),
     ('snowflake_to_base62',      '{bigint}',        'text',          'immutable'),
     ('snowflake_from_base62',    '{text}',          'bigint',        'immutable'),
+    ('snowflake_to_public',      '{bigint}',        'text',          'stable'),
+    ('snowflake_from_public',    '{text}',          'bigint',        'stable'),
+    ('snowflake_to_public',      '{bigint,bytea}',  'text',          'immutable'),
+    ('snowflake_from_public',    '{text,bytea}',    'bigint',        'immutable'),
     ('snowflake_decode_as',      '{bigint,text}',   'snowflake_fields', 'immutable'),
     ('snowflake_from_timestamp_as', '{timestamp with time zone,text}', 'bigint', 'immutable');
 
@@ -61,8 +65,8 @@ SELECT hasnt_function('snowflake_decode', ARRAY['snowflake'],
                       'no snowflake overload of snowflake_decode: the bigint one serves both');
 SELECT is_empty(
     $$SELECT p.oid::regprocedure FROM pg_proc p
-       WHERE p.proname ~ '^snowflake_(to|from)_base(32|62)$|_as$' AND p.proleakproof$$,
-    'text forms and layouts are not LEAKPROOF: bad input throws');
+       WHERE p.proname ~ '^snowflake_(to|from)_(base32|base62|public)$|_as$' AND p.proleakproof$$,
+    'text forms, public ids and layouts are not LEAKPROOF: bad input throws');
 SELECT hasnt_function('snowflake_to_base32', ARRAY['snowflake'],
                       'no snowflake overload of snowflake_to_base32: the bigint one serves both');
 SELECT has_view('snowflake_status', 'view snowflake_status exists');

@@ -4,7 +4,8 @@ MODULE_big = snowflake
 DATA = sql/snowflake--1.0.sql
 CORE_OBJS = src/core/text.o src/core/codec.o src/core/layouts.o src/core/ff1.o
 OBJS = $(CORE_OBJS) src/pg/module.o src/pg/lease.o src/pg/generate.o src/pg/type.o src/pg/ids.o src/pg/estimate.o src/pg/errors.o src/pg/public.o
-PG_CXXFLAGS = -std=c++20 -Wno-register -Wno-missing-field-initializers
+# appended to, so that `make PG_CXXFLAGS=...` keeps C++20
+override PG_CXXFLAGS += -std=c++20 -Wno-register -Wno-missing-field-initializers
 # OpenSSL's AES for public ids (FF1), as pgcrypto uses it
 SHLIB_LINK = -lstdc++ -lcrypto
 

@@ -110,6 +110,18 @@ FROM pg_proc p WHERE p.oid = 'snowflake_nextvals(bigint)'::regprocedure;
 --
 SELECT * FROM snowflake_status LIMIT 0;
 SELECT * FROM snowflake_status() LIMIT 0;
+-- the C function fills the columns its SQL definition has: an older definition
+-- (a prefix) works, one with more columns than the library knows is refused
+CREATE FUNCTION pg_temp.status_prefix(OUT worker_id integer, OUT epoch timestamptz)
+    AS '$libdir/snowflake', 'snowflake_status' LANGUAGE C;
+SELECT worker_id, epoch FROM pg_temp.status_prefix();
+CREATE FUNCTION pg_temp.status_longer(
+    OUT worker_id integer, OUT epoch timestamptz, OUT last_id bigint, OUT restart_floor timestamptz,
+    OUT lead_ms bigint, OUT lease_until timestamptz, OUT clock_regressions bigint, OUT borrowed_ms bigint,
+    OUT waits bigint, OUT lease_extensions bigint, OUT generating boolean, OUT writer_stalled_ms bigint,
+    OUT layout text, OUT later integer)
+    AS '$libdir/snowflake', 'snowflake_status' LANGUAGE C;
+SELECT * FROM pg_temp.status_longer();
 -- the layout in force (snowflake.layout), in its canonical form
 SELECT layout, current_setting('snowflake.layout') AS setting FROM snowflake_status;
 SELECT snowflake_nextval() AS latest \gset

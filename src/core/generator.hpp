@@ -84,7 +84,6 @@ struct Reservation {
     Status status = Status::Granted;
     std::uint64_t first = 0;  // Granted: the first id
     std::uint64_t count = 0;  // Granted: how many ids, 1..requested
-    std::uint64_t replaced = 0;         // Granted: the last id issued before this grant (0: none)
     std::uint64_t wait_until_ms = 0;    // WaitForClock: clock reading to wait for
     std::uint64_t lease_needed_ms = 0;  // NeedLease: time the lease must cover
     std::uint64_t regression_ms = 0;    // > 0: this call saw a new clock regression of that size
@@ -275,7 +274,7 @@ Reservation reserve(GeneratorState& state, const Config& config, std::uint64_t w
     const std::uint64_t limit_ms = std::min(std::max(clock + lead, past_floor_ms), layout.max_time);
 
     // The worker id is read after the last id, on every attempt: a hand-over
-    // (hand_over_worker) changes the worker id and then issues an id under the
+    // (hand_over) changes the worker id and then issues an id under the
     // new one, so an attempt still using the old worker id fails its CAS.
     std::uint64_t last = state.last_id.load(std::memory_order_acquire);
     for (;;) {
@@ -322,7 +321,6 @@ Reservation reserve(GeneratorState& state, const Config& config, std::uint64_t w
                 state.floor_lead_ms.store(0, std::memory_order_relaxed);
             r.first = first;
             r.count = count;
-            r.replaced = last;
             r.lease_low = lease_is_low(
                 std::max(clock, std::min(borrowed_to(state, layout, new_ms), clock + config.max_lead_ms)), lease,
                 config);

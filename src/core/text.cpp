@@ -281,4 +281,44 @@ LeaseText parse_lease(const char* text, std::size_t length, Lease& lease) noexce
     return LeaseText::Ok;
 }
 
+LeaseRecord lease_record(const Lease& lease) noexcept {
+    LeaseRecord record;
+    std::memset(&record, 0, sizeof record);
+    record.version = kLeaseRecordVersion;
+    record.worker_id = lease.worker_id;
+    record.epoch_unix_ms = lease.epoch_unix_ms;
+    record.lease_ms = lease.lease_ms;
+    record.clock_ms = lease.clock_ms;
+    record.unit_ms = lease.layout.unit_ms;
+    record.time_bits = static_cast<std::uint8_t>(lease.layout.time_bits);
+    record.worker_bits = static_cast<std::uint8_t>(lease.layout.worker_bits);
+    record.sequence_bits = static_cast<std::uint8_t>(lease.layout.sequence_bits);
+    record.sequence_above_worker = lease.layout.sequence_above_worker ? 1 : 0;
+    record.fenced_count = std::min<std::uint32_t>(lease.fenced_count, kMaxFenced);
+    for (std::uint32_t i = 0; i < record.fenced_count; ++i) record.fenced[i] = lease.fenced[i];
+    return record;
+}
+
+bool lease_of_record(const void* data, std::size_t length, Lease& lease) noexcept {
+    LeaseRecord record;
+    if (length != sizeof record) return false;
+    std::memcpy(&record, data, sizeof record);
+    if (record.version != kLeaseRecordVersion || record.fenced_count > kMaxFenced ||
+        record.sequence_above_worker > 1)
+        return false;
+    const Layout layout = make_layout(record.unit_ms, record.time_bits, record.worker_bits, record.sequence_bits,
+                                      record.sequence_above_worker == 1);
+    char text[kLayoutTextMax];
+    Layout checked;
+    const char* problem;
+    format_node_layout(layout, text);
+    if (!parse_node_layout(text, checked, problem) || !(checked == layout)) return false;
+    Lease parsed{record.epoch_unix_ms, record.lease_ms, record.clock_ms, record.worker_id};
+    parsed.layout = layout;
+    parsed.fenced_count = record.fenced_count;
+    for (std::uint32_t i = 0; i < record.fenced_count; ++i) parsed.fenced[i] = record.fenced[i];
+    lease = parsed;
+    return true;
+}
+
 }  // namespace snowflake

@@ -4,6 +4,7 @@
 #include "layout.hpp"
 
 #include <array>
+#include <type_traits>
 
 #include <cstddef>
 #include <cstdint>
@@ -52,6 +53,31 @@ std::uint32_t crc32c(const void* data, std::size_t length) noexcept;
 // last line the CRC-32C of the lines before it; returns its length. Only the
 // first fenced_count (at most kMaxFenced) fenced worker ids are written.
 std::size_t format_lease(const Lease& lease, char* buf) noexcept;
+
+// The lease in the WAL: a fixed struct of its own, every byte set (no
+// padding), versioned; not the in-memory Lease. Version 1.
+struct LeaseRecord {
+    std::uint32_t version;
+    std::uint32_t worker_id;
+    std::int64_t epoch_unix_ms;
+    std::uint64_t lease_ms;
+    std::uint64_t clock_ms;
+    std::int64_t unit_ms;  // the layout: unit, field widths, order
+    std::uint8_t time_bits;
+    std::uint8_t worker_bits;
+    std::uint8_t sequence_bits;
+    std::uint8_t sequence_above_worker;
+    std::uint32_t fenced_count;
+    std::uint32_t fenced[kMaxFenced];
+};
+static_assert(sizeof(LeaseRecord) == 80 && std::has_unique_object_representations_v<LeaseRecord>,
+              "a WAL record has no padding: every byte written is set");
+inline constexpr std::uint32_t kLeaseRecordVersion = 1;
+
+LeaseRecord lease_record(const Lease& lease) noexcept;
+// False when the record is not version 1 of exactly that size, or holds a
+// layout or fence a lease cannot.
+bool lease_of_record(const void* data, std::size_t length, Lease& lease) noexcept;
 
 enum class LeaseText : std::uint8_t { Ok, Malformed, BadChecksum };
 // Strict: a file that is not exactly what format_lease writes (version 5: a

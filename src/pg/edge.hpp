@@ -113,7 +113,7 @@ Datum fields_datum(FunctionCallInfo fcinfo, TimestampTz ts, std::uint32_t worker
                    std::uint32_t sequence);
 
 // The one error boundary for failures the core reports.
-[[noreturn]] void raise(Status status);
+[[noreturn]] void refuse_call(Status status);
 
 // Declares an SQL-callable function whose body is C++. An exception never
 // reaches PostgreSQL's C frames: its message is copied, the catch is left,

@@ -7,7 +7,7 @@ extern "C" {
 
 namespace snowflake::pg {
 
-void raise(Status status) {
+void refuse_call(Status status) {
     switch (status) {
         case Status::ClockBeforeEpoch:
             ereport(ERROR, (errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),

@@ -133,7 +133,7 @@ Reservation reserve_ids(std::uint64_t wanted) {
                 extend_lease(state, r.lease_needed_ms);
                 break;
             default:
-                raise(r.status);
+                refuse_call(r.status);
         }
         CHECK_FOR_INTERRUPTS();
     }
@@ -214,7 +214,15 @@ SNOWFLAKE_FUNCTION(snowflake_status) {
     if (get_call_result_type(fcinfo, nullptr, &descriptor) != TYPEFUNC_COMPOSITE)
         elog(ERROR, "snowflake_status: return type must be a row type");
     descriptor = BlessTupleDesc(descriptor);
+    // Columns are only ever appended (docs/development.md): an older SQL
+    // definition gets its prefix; a newer one than this library is refused.
     constexpr int kColumns = 13;
+    if (descriptor->natts > kColumns)
+        ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                        errmsg("snowflake_status() is defined with %d columns, this library knows %d",
+                               descriptor->natts, kColumns),
+                        errhint("Install the snowflake library of the extension's version, or run "
+                                "ALTER EXTENSION snowflake UPDATE after installing the new one.")));
     Datum values[kColumns];
     bool nulls[kColumns];
     for (int i = 0; i < kColumns; ++i) nulls[i] = true;

@@ -139,14 +139,16 @@ bool write_lease(const Lease& lease, int elevel, const char* path = kLeasePath) 
     return durable_rename(temp_path, path, elevel) == 0;
 }
 
-// The WAL record: the lease as the primary wrote it.
-// RM_EXPERIMENTAL_ID until an id is reserved on the PostgreSQL wiki.
+// The WAL record: the lease as the primary wrote it, as a LeaseRecord
+// (src/core/text.hpp: versioned, no padding). RM_EXPERIMENTAL_ID until an
+// id is reserved on the PostgreSQL wiki.
 constexpr RmgrId kRmgrId = RM_EXPERIMENTAL_ID;
 constexpr std::uint8_t kLeaseRecord = 0x00;
 
 void log_lease(const Lease& lease) {
+    LeaseRecord record = lease_record(lease);
     XLogBeginInsert();
-    XLogRegisterData(reinterpret_cast<char*>(const_cast<Lease*>(&lease)), sizeof lease);
+    XLogRegisterData(reinterpret_cast<char*>(&record), sizeof record);
     // Not activity: an idle node's checkpoints are still skipped and
     // archive_timeout does not switch segments for it.
     XLogSetRecordFlags(XLOG_MARK_UNIMPORTANT);
@@ -177,11 +179,13 @@ bool lease_changed(SharedState& state, const Lease& lease) {
     return state.blocked == Blocked::EpochChanged || state.blocked == Blocked::LayoutChanged;
 }
 
-// Records written before the lease had a worker id are shorter: it stays kNoWorker.
+// A record this version cannot read stops recovery: replaying past it could
+// issue ids below the primary's.
 Lease record_lease(XLogReaderState* record) {
-    Lease lease{0, 0, 0, kNoWorker};
-    memcpy(&lease, XLogRecGetData(record), std::min<std::size_t>(XLogRecGetDataLen(record), sizeof lease));
-    lease.fenced_count = std::min<std::uint32_t>(lease.fenced_count, kMaxFenced);
+    Lease lease{};
+    if (!lease_of_record(XLogRecGetData(record), XLogRecGetDataLen(record), lease))
+        elog(PANIC, "snowflake: a lease WAL record of %u bytes that this version cannot read",
+             static_cast<unsigned>(XLogRecGetDataLen(record)));
     return lease;
 }
 
@@ -208,11 +212,22 @@ void lease_redo(XLogReaderState* record) {
 }
 
 void lease_desc(StringInfo buffer, XLogReaderState* record) {
-    const Lease lease = record_lease(record);
-    appendStringInfo(buffer, "epoch_unix_ms %lld lease_ms %llu clock_ms %llu",
+    Lease lease{};
+    if (!lease_of_record(XLogRecGetData(record), XLogRecGetDataLen(record), lease)) {
+        appendStringInfo(buffer, "unreadable (%u bytes)", static_cast<unsigned>(XLogRecGetDataLen(record)));
+        return;
+    }
+    char layout[kLayoutTextMax];
+    format_node_layout(lease.layout, layout);
+    appendStringInfo(buffer, "epoch_unix_ms %lld lease_ms %llu clock_ms %llu worker_id ",
                      static_cast<long long>(lease.epoch_unix_ms),
                      static_cast<unsigned long long>(lease.lease_ms),
                      static_cast<unsigned long long>(lease.clock_ms));
+    if (lease.worker_id == kNoWorker)
+        appendStringInfoString(buffer, "none");
+    else
+        appendStringInfo(buffer, "%u", lease.worker_id);
+    appendStringInfo(buffer, " fenced %u layout %s", lease.fenced_count, layout);
 }
 
 const char* lease_identify(uint8 info) {

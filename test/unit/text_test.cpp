@@ -358,3 +358,45 @@ TEST(LeaseText, FailedParseLeavesTheLeaseAlone) {
 
 }  // namespace
 }  // namespace snowflake
+
+namespace snowflake {
+namespace {
+
+// The WAL record (issue 22): its own fixed, versioned struct, every byte set.
+TEST(LeaseRecordTest, RoundTripsEveryField) {
+    Lease lease{kDefaultEpoch, 123456789, 123446789, 255, 2049, 131077, 2, {7, 300}};
+    lease.layout = make_layout(10, 39, 16, 8, true);
+    const LeaseRecord record = lease_record(lease);
+    EXPECT_EQ(record.version, kLeaseRecordVersion);
+    Lease back{};
+    ASSERT_TRUE(lease_of_record(&record, sizeof record, back));
+    lease.directory_host = lease.directory_inode = 0;  // the directory is each node's own, not in the WAL
+    EXPECT_EQ(back, lease);
+    Lease none{kDefaultEpoch, 5, 4};
+    const LeaseRecord r2 = lease_record(none);
+    ASSERT_TRUE(lease_of_record(&r2, sizeof r2, back));
+    EXPECT_EQ(back.worker_id, kNoWorker);
+    EXPECT_EQ(back.layout, kDefaultLayout);
+}
+
+TEST(LeaseRecordTest, RefusesWhatItCannotRead) {
+    const LeaseRecord good = lease_record(Lease{kDefaultEpoch, 5, 4, 3});
+    Lease back{};
+    EXPECT_FALSE(lease_of_record(&good, sizeof good - 1, back));
+    EXPECT_FALSE(lease_of_record(&good, 0, back));
+    LeaseRecord bad = good;
+    bad.version = 2;
+    EXPECT_FALSE(lease_of_record(&bad, sizeof bad, back));
+    bad = good;
+    bad.worker_bits = 17;
+    EXPECT_FALSE(lease_of_record(&bad, sizeof bad, back));
+    bad = good;
+    bad.fenced_count = kMaxFenced + 1;
+    EXPECT_FALSE(lease_of_record(&bad, sizeof bad, back));
+    bad = good;
+    bad.sequence_above_worker = 2;
+    EXPECT_FALSE(lease_of_record(&bad, sizeof bad, back));
+}
+
+}  // namespace
+}  // namespace snowflake

@@ -515,6 +515,16 @@ void register_lease_wal() {
         .rm_desc = lease_desc,
         .rm_identify = lease_identify,
     };
+    // Another extension on the same experimental id: say which, and what to do
+    // (PostgreSQL's own error would not say the latter).
+    if (RmgrIdExists(kRmgrId))
+        ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                        errmsg("snowflake cannot register its WAL resource manager: id %d is taken by \"%s\"",
+                               static_cast<int>(kRmgrId), GetRmgr(kRmgrId).rm_name),
+                        errdetail("Both use RM_EXPERIMENTAL_ID, the id PostgreSQL lends to extensions "
+                                  "whose own id is not registered yet."),
+                        errhint("Load only one of them in shared_preload_libraries on this server "
+                                "until one has a registered id.")));
     RegisterCustomRmgr(kRmgrId, &rmgr);
 }
 

@@ -3,14 +3,19 @@ EXTENSION = snowflake
 MODULE_big = snowflake
 DATA = sql/snowflake--1.0.sql
 CORE_OBJS = src/core/text.o src/core/codec.o src/core/layouts.o src/core/ff1.o
-OBJS = $(CORE_OBJS) src/pg/module.o src/pg/lease.o src/pg/generate.o src/pg/type.o src/pg/ids.o src/pg/estimate.o src/pg/errors.o src/pg/public.o
+OBJS = $(CORE_OBJS) src/pg/module.o src/pg/lease.o src/pg/generate.o src/pg/type.o src/pg/ids.o src/pg/estimate.o src/pg/errors.o src/pg/public.o src/pg/registry.o
 # appended to, so that `make PG_CXXFLAGS=...` keeps C++20
 override PG_CXXFLAGS += -std=c++20 -Wno-register -Wno-missing-field-initializers
 # OpenSSL's AES for public ids (FF1), as pgcrypto uses it
 SHLIB_LINK = -lstdc++ -lcrypto
+# libpq, for the registry of worker ids (as dblink and postgres_fdw link it),
+# the server's own: found in its libdir first, so that a server whose libpq is
+# not the system's (a private installation) loads one libpq for every library
+PG_CPPFLAGS += -I$(libpq_srcdir)
+SHLIB_LINK_INTERNAL = $(libpq) -Wl,-rpath,$(libdir),--enable-new-dtags
 
 # pg_regress (sql/*.sql against expected/*.out) on a temporary, preloaded instance.
-REGRESS = neutrality type family decode generate convert partition textforms public layouts
+REGRESS = neutrality type family decode generate convert partition textforms public layouts registry
 REGRESS_OPTS = --temp-instance=tmp_check --temp-config=test/regress.conf
 
 # No LLVM JIT bitcode: it would need clang for the C++ sources.

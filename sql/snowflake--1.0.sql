@@ -19,9 +19,9 @@ CREATE FUNCTION snowflake_status(
     OUT worker_id integer, OUT epoch timestamptz, OUT last_id bigint,
     OUT restart_floor timestamptz, OUT lead_ms bigint, OUT lease_until timestamptz, OUT clock_regressions bigint, OUT borrowed_ms bigint,
     OUT waits bigint, OUT lease_extensions bigint, OUT generating boolean, OUT writer_stalled_ms bigint,
-    OUT layout text)
+    OUT layout text, OUT window_until timestamptz, OUT registry_reached timestamptz, OUT registry_error text)
     AS 'MODULE_PATHNAME', 'snowflake_status' LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
-COMMENT ON FUNCTION snowflake_status() IS 'the generator''s settings, position and counters; writer_stalled_ms: how long the lease writer has not answered (NULL: it answers); layout: snowflake.layout in force';
+COMMENT ON FUNCTION snowflake_status() IS 'the generator''s settings, position and counters; writer_stalled_ms: how long the lease writer has not answered (NULL: it answers); layout: snowflake.layout in force; window_until, registry_reached, registry_error: under snowflake.registry, the end of the granted window of id times, the registry''s last answer, and the last failure since then';
 
 CREATE VIEW snowflake_status AS SELECT * FROM snowflake_status();
 COMMENT ON VIEW snowflake_status IS 'the generator''s settings, position and counters';
@@ -1095,3 +1095,212 @@ BEGIN
         ext, col, tbl, origin);
 END $$;
 COMMENT ON FUNCTION snowflake_workers(regclass, name) IS 'the worker ids in a table''s snowflake keys, with how many rows each made, the times of its first and last, and (with track_commit_timestamp) the origins its rows came from: a fleet check for an aggregator of several nodes, where two origins under one worker id are two nodes sharing it';
+
+-- fleets: worker ids claimed from a registry (snowflake.registry on the
+-- nodes). snowflake_registry_create() makes the registry in the current
+-- database, in the schema snowflake_registry: a row per worker id it may
+-- grant, the history of its grants, and one row of settings. Each grant is a
+-- window of id times [from, until) that never overlaps another grant of the
+-- same worker id: from is the registry's clock, or later: the worker id's
+-- high-water mark (the highest until ever granted, lowered only by its
+-- holder's clean release to the time after its last id) or the floor. A node's background worker
+-- calls claim, renew and release; the row lock of the settings row orders
+-- the claims. Times are ms since 1970 (the registry's clock_timestamp()).
+
+CREATE FUNCTION snowflake_registry_create(worker_ids int4range DEFAULT '[0,1024)',
+                                          quarantine interval DEFAULT '10 min')
+    RETURNS void LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    IF lower(worker_ids) IS NULL OR upper(worker_ids) IS NULL OR lower(worker_ids) < 0 OR upper(worker_ids) > 65536 THEN
+        RAISE EXCEPTION 'the worker ids of a registry are a bounded range within [0,65536), not %', worker_ids
+            USING ERRCODE = '22023';
+    END IF;
+    CREATE SCHEMA snowflake_registry;
+    COMMENT ON SCHEMA snowflake_registry IS 'the snowflake registry: worker ids granted to nodes as windows of id times';
+    CREATE TABLE snowflake_registry.settings (
+        one boolean PRIMARY KEY DEFAULT true CHECK (one),
+        floor_ms bigint NOT NULL DEFAULT 0,   -- no window starts below it (snowflake_registry_raise_floor)
+        quarantine_ms bigint NOT NULL CHECK (quarantine_ms >= 0),  -- an expired grant's worker id rests this long
+        epoch_ms bigint,  -- the fleet's snowflake.epoch and snowflake.layout, from the first claim
+        layout text);
+    INSERT INTO snowflake_registry.settings (quarantine_ms)
+        VALUES ((extract(epoch FROM quarantine) * 1000)::bigint);
+    CREATE TABLE snowflake_registry.workers (
+        worker_id integer PRIMARY KEY,
+        fencing_epoch bigint NOT NULL DEFAULT 0,  -- grants of this worker id so far
+        holder text,          -- the holding server's incarnation (made at its start, kept in memory); NULL: released
+        holder_name text,     -- host:port and data directory of the holder, or of the last one
+        window_from_ms bigint,
+        high_water_ms bigint NOT NULL DEFAULT 0,  -- no id of this worker id is at or past it
+        expires_ms bigint,    -- the window's end: the holder refuses ids from then on
+        renewed_ms bigint,
+        released_ms bigint);
+    INSERT INTO snowflake_registry.workers (worker_id)
+        SELECT generate_series(lower(worker_ids), upper(worker_ids) - 1);
+    CREATE TABLE snowflake_registry.grants (
+        worker_id integer NOT NULL,
+        fencing_epoch bigint NOT NULL,
+        holder_name text NOT NULL,
+        from_ms bigint NOT NULL,
+        until_ms bigint NOT NULL,  -- renewals raise it; a clean release lowers it to after the last id
+        granted_ms bigint NOT NULL,
+        PRIMARY KEY (worker_id, fencing_epoch));
+    CREATE VIEW snowflake_registry.claims AS
+        SELECT w.worker_id,
+               CASE WHEN w.holder IS NULL THEN 'free'
+                    WHEN w.expires_ms > n.ms THEN 'held'
+                    WHEN w.expires_ms + s.quarantine_ms > n.ms THEN 'quarantine'
+                    ELSE 'free' END AS state,
+               w.holder_name, w.fencing_epoch,
+               to_timestamp(w.window_from_ms / 1000.0) AS window_from,
+               to_timestamp(w.expires_ms / 1000.0) AS window_until,
+               to_timestamp(w.renewed_ms / 1000.0) AS renewed_at,
+               to_timestamp(w.released_ms / 1000.0) AS released_at
+          FROM snowflake_registry.workers w, snowflake_registry.settings s,
+               LATERAL (SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint AS ms) n;
+    COMMENT ON VIEW snowflake_registry.claims IS 'each worker id of the registry: held, in quarantine (its holder stopped renewing) or free, with its holder and window';
+END $$;
+COMMENT ON FUNCTION snowflake_registry_create(int4range, interval) IS 'creates the registry of a fleet''s worker ids in the current database (schema snowflake_registry): the worker ids it grants, and how long the worker id of a holder that stopped renewing rests';
+
+CREATE FUNCTION snowflake_registry_claim(holder text, holder_name text, previous integer, max_worker integer,
+                                         window_ms bigint, epoch_ms bigint, layout text,
+                                         OUT worker_id integer, OUT fencing_epoch bigint, OUT from_ms bigint,
+                                         OUT until_ms bigint, OUT now_ms bigint)
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    s snowflake_registry.settings;
+    w snowflake_registry.workers;
+    counts text;
+BEGIN
+    SELECT * INTO STRICT s FROM snowflake_registry.settings FOR UPDATE;  -- one claim at a time
+    now_ms := (extract(epoch FROM clock_timestamp()) * 1000)::bigint;
+    IF s.epoch_ms IS NULL THEN
+        UPDATE snowflake_registry.settings SET epoch_ms = snowflake_registry_claim.epoch_ms, layout = snowflake_registry_claim.layout;
+    ELSIF s.epoch_ms <> snowflake_registry_claim.epoch_ms OR s.layout <> snowflake_registry_claim.layout THEN
+        RAISE EXCEPTION 'this registry grants worker ids for snowflake.epoch % and snowflake.layout "%", not % and "%"',
+            to_timestamp(s.epoch_ms / 1000.0), s.layout, to_timestamp(snowflake_registry_claim.epoch_ms / 1000.0), snowflake_registry_claim.layout
+            USING ERRCODE = '22023',
+                  HINT = 'Every node of a fleet has the same epoch and layout; a node of another fleet needs a registry of its own.';
+    END IF;
+    -- the grant this server holds already (its background worker started again)
+    SELECT * INTO w FROM snowflake_registry.workers r WHERE r.holder = snowflake_registry_claim.holder FOR UPDATE;
+    IF FOUND THEN
+        UPDATE snowflake_registry.workers r
+           SET expires_ms = greatest(r.expires_ms, now_ms + window_ms), high_water_ms = greatest(r.high_water_ms, now_ms + window_ms),
+               renewed_ms = now_ms
+         WHERE r.worker_id = w.worker_id RETURNING r.expires_ms INTO until_ms;
+        UPDATE snowflake_registry.grants g SET until_ms = snowflake_registry_claim.until_ms
+         WHERE g.worker_id = w.worker_id AND g.fencing_epoch = w.fencing_epoch;
+        worker_id := w.worker_id; fencing_epoch := w.fencing_epoch; from_ms := w.window_from_ms;
+        RETURN;
+    END IF;
+    -- the worker id this server released cleanly, or the one free the longest
+    SELECT * INTO w FROM snowflake_registry.workers r
+     WHERE r.worker_id = previous AND r.worker_id <= max_worker AND r.holder IS NULL AND r.holder_name = snowflake_registry_claim.holder_name
+       FOR UPDATE;
+    IF NOT FOUND THEN
+        SELECT * INTO w FROM snowflake_registry.workers r
+         WHERE r.worker_id <= max_worker AND (r.holder IS NULL OR r.expires_ms + s.quarantine_ms <= now_ms)
+         ORDER BY CASE WHEN r.holder IS NULL THEN r.released_ms ELSE r.expires_ms + s.quarantine_ms END NULLS FIRST, r.worker_id
+         LIMIT 1 FOR UPDATE;
+    END IF;
+    IF NOT FOUND THEN
+        SELECT format('%s held, %s in quarantine', count(*) FILTER (WHERE c.state = 'held'),
+                      count(*) FILTER (WHERE c.state = 'quarantine'))
+          INTO counts FROM snowflake_registry.claims c WHERE c.worker_id <= max_worker;
+        RAISE EXCEPTION 'no worker id is free in the snowflake registry'
+            USING ERRCODE = '53400', DETAIL = format('Of its worker ids up to %s: %s.', max_worker, counts),
+                  HINT = 'Release the worker id of a server that is gone for good with snowflake_registry_release(worker_id), or wait for the quarantine to end.';
+    END IF;
+    from_ms := greatest(w.high_water_ms, s.floor_ms, now_ms);
+    until_ms := greatest(now_ms, from_ms) + window_ms;
+    worker_id := w.worker_id;
+    fencing_epoch := w.fencing_epoch + 1;
+    UPDATE snowflake_registry.workers r
+       SET fencing_epoch = snowflake_registry_claim.fencing_epoch, holder = snowflake_registry_claim.holder, holder_name = snowflake_registry_claim.holder_name,
+           window_from_ms = from_ms, high_water_ms = until_ms, expires_ms = until_ms, renewed_ms = now_ms, released_ms = NULL
+     WHERE r.worker_id = w.worker_id;
+    INSERT INTO snowflake_registry.grants VALUES (worker_id, fencing_epoch, holder_name, from_ms, until_ms, now_ms);
+END $$;
+COMMENT ON FUNCTION snowflake_registry_claim(text, text, integer, integer, bigint, bigint, text) IS 'grants a node a worker id and a window of id times (called by the node''s background worker)';
+
+CREATE FUNCTION snowflake_registry_renew(worker_id integer, fencing_epoch bigint, holder text, window_ms bigint,
+                                         OUT until_ms bigint, OUT now_ms bigint)
+    LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    now_ms := (extract(epoch FROM clock_timestamp()) * 1000)::bigint;
+    UPDATE snowflake_registry.workers r
+       SET expires_ms = greatest(r.expires_ms, now_ms + window_ms), high_water_ms = greatest(r.high_water_ms, now_ms + window_ms),
+           renewed_ms = now_ms
+     WHERE r.worker_id = snowflake_registry_renew.worker_id AND r.fencing_epoch = snowflake_registry_renew.fencing_epoch AND r.holder = snowflake_registry_renew.holder
+     RETURNING r.expires_ms INTO until_ms;
+    IF NOT FOUND THEN
+        RETURN;  -- until_ms NULL: the grant is gone (another holder, or released)
+    END IF;
+    UPDATE snowflake_registry.grants g SET until_ms = snowflake_registry_renew.until_ms
+     WHERE g.worker_id = snowflake_registry_renew.worker_id AND g.fencing_epoch = snowflake_registry_renew.fencing_epoch;
+END $$;
+COMMENT ON FUNCTION snowflake_registry_renew(integer, bigint, text, bigint) IS 'extends a node''s window, if the grant is still its own (called by the node''s background worker)';
+
+CREATE FUNCTION snowflake_registry_release(worker_id integer, fencing_epoch bigint, holder text, used_until_ms bigint)
+    RETURNS boolean LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    now_ms bigint := (extract(epoch FROM clock_timestamp()) * 1000)::bigint;
+    mark bigint;
+BEGIN
+    UPDATE snowflake_registry.workers r
+       SET holder = NULL, released_ms = now_ms, expires_ms = least(r.expires_ms, now_ms),
+           high_water_ms = greatest(r.window_from_ms, least(r.high_water_ms, used_until_ms))
+     WHERE r.worker_id = snowflake_registry_release.worker_id AND r.fencing_epoch = snowflake_registry_release.fencing_epoch AND r.holder = snowflake_registry_release.holder
+     RETURNING r.high_water_ms INTO mark;
+    IF NOT FOUND THEN
+        RETURN false;
+    END IF;
+    UPDATE snowflake_registry.grants g SET until_ms = mark
+     WHERE g.worker_id = snowflake_registry_release.worker_id AND g.fencing_epoch = snowflake_registry_release.fencing_epoch;
+    RETURN true;
+END $$;
+COMMENT ON FUNCTION snowflake_registry_release(integer, bigint, text, bigint) IS 'a node''s clean release of its worker id, its last id being below used_until_ms (called at a clean shutdown)';
+
+CREATE FUNCTION snowflake_registry_release(worker_id integer)
+    RETURNS boolean LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    UPDATE snowflake_registry.workers r SET holder = NULL, released_ms = (extract(epoch FROM clock_timestamp()) * 1000)::bigint
+     WHERE r.worker_id = snowflake_registry_release.worker_id AND r.holder IS NOT NULL;
+    RETURN FOUND;
+END $$;
+COMMENT ON FUNCTION snowflake_registry_release(integer) IS 'frees the worker id of a server that is gone for good, without waiting for its quarantine; its next window still starts after the last one granted';
+
+CREATE FUNCTION snowflake_registry_raise_floor(to_ts timestamptz)
+    RETURNS timestamptz LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    floor_ms bigint;
+BEGIN
+    UPDATE snowflake_registry.settings s SET floor_ms = greatest(s.floor_ms, (extract(epoch FROM to_ts) * 1000)::bigint)
+    RETURNING s.floor_ms INTO floor_ms;
+    RETURN to_timestamp(floor_ms / 1000.0);
+END $$;
+COMMENT ON FUNCTION snowflake_registry_raise_floor(timestamptz) IS 'no window granted from now on starts before this time: after restoring the registry or failing it over, raise it past every window it may have granted (now() plus the nodes'' snowflake.registry_window)';
+
+CREATE FUNCTION snowflake_registry_check(tbl regclass, col name DEFAULT 'id')
+    RETURNS TABLE (worker_id integer, ids bigint, outside_windows bigint, first_outside timestamptz, last_outside timestamptz)
+    LANGUAGE plpgsql STABLE STRICT PARALLEL RESTRICTED SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    ext name := (SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'snowflake');
+    spec text := (SELECT format('epoch=%s %s', s.epoch_ms, s.layout) FROM snowflake_registry.settings s);
+BEGIN
+    IF spec IS NULL THEN
+        RAISE EXCEPTION 'the snowflake registry has granted no worker id yet' USING ERRCODE = '55000';
+    END IF;
+    RETURN QUERY EXECUTE format(
+        'SELECT f.worker_id, count(*), count(*) FILTER (WHERE NOT granted),
+                min(f.ts) FILTER (WHERE NOT granted), max(f.ts) FILTER (WHERE NOT granted)
+           FROM (SELECT %2$I::bigint AS k FROM %3$s WHERE %2$I IS NOT NULL) keys,
+                LATERAL %1$I.snowflake_decode_as(k, %4$L) f,
+                LATERAL (SELECT EXISTS (SELECT 1 FROM snowflake_registry.grants g
+                                         WHERE g.worker_id = f.worker_id
+                                           AND f.ts >= to_timestamp(g.from_ms / 1000.0) AND f.ts < to_timestamp(g.until_ms / 1000.0)) AS granted) x
+          GROUP BY 1 ORDER BY 1',
+        ext, col, tbl, spec);
+END $$;
+COMMENT ON FUNCTION snowflake_registry_check(regclass, name) IS 'the fleet check against the registry: for each worker id in a table''s snowflake keys, its ids and those whose time is in no window the registry granted that worker id';

@@ -20,14 +20,40 @@ enum class Status : std::uint8_t {
     TimeExhausted,    // the layout's time field is used up for this epoch
     NoWorker,         // no worker id is in effect
     Fenced,           // the worker id is a copied data directory's source's (see fence)
+    WindowEnded,      // the id would be at or past the end of the worker id's window (a registry's grant)
 };
 
 inline constexpr std::uint64_t kHandover = std::uint64_t{1} << 63;  // above every id
 
+// The worker id in effect and the end of the window of id times it may be
+// used in (a registry's grant; none for a worker id set by hand), kept in one
+// word so that no attempt pairs a worker id with another grant's window.
+struct Grant {
+    std::uint32_t worker_id = kNoWorker;
+    std::uint64_t until = 0;  // ids of this worker id have times below it (time units)
+};
+inline constexpr int kGrantWorkerBits = 17;  // the worker ids and kNoWorker
+inline constexpr std::uint64_t kGrantNoWorker = (std::uint64_t{1} << kGrantWorkerBits) - 1;
+inline constexpr std::uint64_t kGrantNoEnd = (std::uint64_t{1} << (64 - kGrantWorkerBits)) - 1;
+inline constexpr std::uint64_t kForever = ~std::uint64_t{0};  // Grant::until of a hand-set worker id
+static_assert(kMaxAnyWorker < kGrantNoWorker);
+
+// A window end past kGrantNoEnd - 1 (4,000 years of ms) is no end.
+constexpr std::uint64_t pack_grant(std::uint32_t worker_id, std::uint64_t until) noexcept {
+    const std::uint64_t worker = worker_id > kMaxAnyWorker ? kGrantNoWorker : worker_id;
+    return std::min(until, kGrantNoEnd) << kGrantWorkerBits | worker;
+}
+constexpr Grant unpack_grant(std::uint64_t word) noexcept {
+    const std::uint64_t worker = word & kGrantNoWorker;
+    const std::uint64_t until = word >> kGrantWorkerBits;
+    return Grant{worker == kGrantNoWorker ? kNoWorker : static_cast<std::uint32_t>(worker),
+                 until == kGrantNoEnd ? kForever : until};
+}
+
 // Shared by every backend. Standard layout, lock-free atomics only.
 struct GeneratorState {
     std::atomic<std::uint64_t> last_id;        // highest id issued since start; 0: none yet
-    std::atomic<std::uint32_t> worker_id;      // in effect for the whole node, or kNoWorker
+    std::atomic<std::uint64_t> grant;          // pack_grant: the worker id in effect and its window's end
     std::atomic<std::uint64_t> floor_id;       // ids issued before start (or by the primary) are <= it
     std::atomic<std::uint64_t> floor_lead_ms;  // how far the floor put ids ahead of clock_high
     std::atomic<std::uint64_t> clock_high;     // highest clock reading seen, also before a restart
@@ -45,6 +71,11 @@ struct GeneratorState {
 static_assert(std::is_standard_layout_v<GeneratorState>);
 static_assert(std::atomic<std::uint64_t>::is_always_lock_free);
 static_assert(std::atomic<std::uint32_t>::is_always_lock_free);
+
+inline Grant grant_of(const GeneratorState& state) noexcept {
+    return unpack_grant(state.grant.load(std::memory_order_acquire));
+}
+inline std::uint32_t worker_in_effect(const GeneratorState& state) noexcept { return grant_of(state).worker_id; }
 
 // The fence: worker ids a copy of another node's data directory refuses.
 inline bool is_fenced(const GeneratorState& state, std::uint32_t worker_id) noexcept {
@@ -119,7 +150,7 @@ inline void raise_floor(GeneratorState& state, const Layout& layout, std::uint64
 inline void init_state(GeneratorState& state, const Layout& layout, std::uint32_t worker_id,
                        bool has_lease, std::uint64_t lease_ms, std::uint64_t clock_ms) noexcept {
     state.last_id.store(0);
-    state.worker_id.store(worker_id);
+    state.grant.store(pack_grant(worker_id, kForever));
     for (auto& word : state.fenced) word.store(0);
     state.floor_id.store(0);
     state.floor_lead_ms.store(0);
@@ -207,7 +238,25 @@ inline std::uint64_t lease_writer_target(const GeneratorState& state, const Conf
 // handed_over_last(): the one the first id under the new worker id replaced.
 inline std::uint32_t hand_over(GeneratorState& state, std::uint32_t worker_id) noexcept {
     state.handover_last.store(0);
-    return state.worker_id.exchange(worker_id);
+    return unpack_grant(state.grant.exchange(pack_grant(worker_id, kForever))).worker_id;
+}
+
+// A registry's grant of `worker_id` for the id times [from, until), at clock
+// reading `now`: every later id is at `from` or above (the floor rises to it;
+// when `from` is ahead of the clock, ids may stand that far ahead) and below `until`.
+// The floor rises before the grant is published, so an attempt that reads the
+// grant reads the floor too. Renewals (the same worker id, a later `until`)
+// and a new worker id are published the same way: an attempt that read the
+// previous grant still issues ids inside that grant's window only.
+inline void apply_grant(GeneratorState& state, const Layout& layout, std::uint32_t worker_id,
+                        std::uint64_t from, std::uint64_t until, std::uint64_t now) noexcept {
+    if (from > 0) raise_floor(state, layout, from - 1, now);
+    state.grant.store(pack_grant(worker_id, until), std::memory_order_release);
+}
+
+// Withdraws the worker id (until a registry grants one again).
+inline void withdraw_grant(GeneratorState& state) noexcept {
+    state.grant.store(pack_grant(kNoWorker, 0), std::memory_order_release);
 }
 
 // After hand_over() and one id issued since: true and the last id issued under
@@ -278,7 +327,8 @@ Reservation reserve(GeneratorState& state, const Config& config, std::uint64_t w
     // new one, so an attempt still using the old worker id fails its CAS.
     std::uint64_t last = state.last_id.load(std::memory_order_acquire);
     for (;;) {
-        const std::uint32_t worker_id = state.worker_id.load(std::memory_order_acquire);
+        const Grant grant = grant_of(state);
+        const std::uint32_t worker_id = grant.worker_id;
         if (worker_id == kNoWorker || is_fenced(state, worker_id)) {
             r.status = worker_id == kNoWorker ? Status::NoWorker : Status::Fenced;
             return r;
@@ -297,14 +347,18 @@ Reservation reserve(GeneratorState& state, const Config& config, std::uint64_t w
             r.wait_until_ms = first_ms - lead;
             return r;
         }
+        if (first_ms >= grant.until) {  // the one comparison a registry's window costs
+            r.status = Status::WindowEnded;
+            return r;
+        }
         const std::uint64_t lease = state.lease_ms.load(std::memory_order_acquire);
         if (first_ms > lease) {
             r.status = Status::NeedLease;
             r.lease_needed_ms = first_ms;
             return r;
         }
-        const std::uint64_t count =
-            std::min(wanted, ids_until_end_of(first, std::min(limit_ms, lease), layout));
+        const std::uint64_t count = std::min(
+            wanted, ids_until_end_of(first, std::min({limit_ms, lease, grant.until - 1}), layout));
         const std::uint64_t last_new = advance(first, count - 1, layout);
         if (state.last_id.compare_exchange_weak(last, last_new, std::memory_order_acq_rel,
                                                 std::memory_order_acquire)) {

@@ -13,8 +13,11 @@ extern "C" {
 #include "postgres.h"
 
 #include "fmgr.h"
+#include "postmaster/bgworker.h"
+#include "utils/guc.h"
 #include "storage/condition_variable.h"
 #include "storage/latch.h"
+#include "storage/spin.h"
 #include "utils/timestamp.h"
 }
 
@@ -31,6 +34,11 @@ extern int max_lead_setting;   // ms
 extern int lease_span_setting;  // ms
 extern char* epoch_setting;
 extern char* layout_setting;
+extern char* registry_setting;       // libpq conninfo; empty: none (registry.cpp)
+extern int registry_window_setting;  // ms
+extern int registry_renew_setting;   // ms
+extern int registry_max_skew_setting;  // ms
+bool registry_mode();  // snowflake.registry is set: the worker id is claimed from it
 std::int64_t epoch_unix_ms();  // snowflake.epoch, parsed
 const Layout& node_layout();   // snowflake.layout, parsed
 
@@ -57,10 +65,22 @@ struct SharedState {
         std::atomic<std::uint64_t> unreported;
     };
     Throttle write_failures, call_failures, writer_stalls;
+    // The registry's grant (snowflake.registry), as its background worker has it.
+    struct Registry {
+        std::uint32_t previous;                   // the worker id in the lease file at start, or kNoWorker
+        std::atomic<std::uint32_t> worker_id;     // held, or kNoWorker
+        std::atomic<std::int64_t> fencing_epoch;  // of the grant held
+        std::atomic<std::int64_t> until_ms;       // its window's end (ms since 1970); 0: none
+        std::atomic<std::int64_t> reached_ms;     // the last answer from the registry (ms since 1970)
+        slock_t lock;                             // guards error
+        char error[256];                          // why the last call failed; "" after a success
+    } registry;
 };
 static_assert(std::is_standard_layout_v<SharedState>);
 
 SharedState* shared_state();  // null unless loaded by shared_preload_libraries
+// A background worker of this library with shared memory, restarted after 1 s (module.cpp).
+void register_worker(const char* function, const char* name, BgWorkerStartTime start);
 // snowflake.epoch or snowflake.layout changed on a node that has issued ids:
 // an ERROR saying so, with the way out for generation or for decoding (generate.cpp).
 [[noreturn]] void refuse_changed_lease(const SharedState& state, bool decoding);
@@ -87,6 +107,19 @@ void install_log_throttle();
 void extend_lease(SharedState& shared, std::uint64_t needed_ms);
 // Lifts the fence on the worker id in effect; returns it, or kNoWorker.
 std::uint32_t adopt_worker_id(SharedState& shared);
+
+// Worker ids claimed from a registry (registry.cpp).
+void define_registry_settings(GucContext postmaster);  // before snowflake.worker_id
+void make_incarnation();  // in the postmaster, from _PG_init
+void register_registry_worker();
+// At a clean shutdown: gives the worker id back, every id being below `used_until_ms`.
+void release_registry_grant(SharedState& shared, std::int64_t used_until_ms);
+// NoWorker or WindowEnded under a registry: an ERROR naming the registry and when it answered last.
+[[noreturn]] void refuse_without_grant(const SharedState& shared, Status status);
+// Why the last call to the registry failed ("" after a success).
+void registry_error(const SharedState::Registry& registry, char (&text)[256]);
+// The registry's conninfo without secrets (host, port, dbname, user).
+const char* registry_name();
 
 // Row estimates on snowflake columns as for bigint (estimate.cpp); from _PG_init.
 void install_estimate_hook();

@@ -23,6 +23,9 @@ void refuse_call(Status status) {
                                    node_layout().time_bits, layout_setting, epoch_setting)));
             break;
         case Status::NoWorker:
+        case Status::WindowEnded:
+            if (registry_mode()) refuse_without_grant(*shared_state(), status);
+            if (status == Status::WindowEnded) break;  // only a registry's grant has a window
             ereport(ERROR,
                     (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
                      errmsg("snowflake.worker_id is not set"),
@@ -32,7 +35,7 @@ void refuse_call(Status status) {
                              static_cast<unsigned long long>(node_layout().max_worker))));
             break;
         case Status::Fenced: {
-            const std::uint32_t worker_id = shared_state()->generator.worker_id.load();
+            const std::uint32_t worker_id = worker_in_effect(shared_state()->generator);
             ereport(ERROR,
                     (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
                      errmsg("this server is a copy of another server and may not issue ids under "

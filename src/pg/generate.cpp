@@ -216,7 +216,7 @@ SNOWFLAKE_FUNCTION(snowflake_status) {
     descriptor = BlessTupleDesc(descriptor);
     // Columns are only ever appended (docs/development.md): an older SQL
     // definition gets its prefix; a newer one than this library is refused.
-    constexpr int kColumns = 13;
+    constexpr int kColumns = 16;
     if (descriptor->natts > kColumns)
         ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
                         errmsg("snowflake_status() is defined with %d columns, this library knows %d",
@@ -246,7 +246,7 @@ SNOWFLAKE_FUNCTION(snowflake_status) {
     const auto time_of_units = [state, &ms_of](std::uint64_t units) {
         return TimestampTzGetDatum(timestamptz_of_unix_ms(state->epoch_unix_ms + ms_of(units)));
     };
-    const std::uint32_t worker_id = g.worker_id.load();
+    const std::uint32_t worker_id = worker_in_effect(g);
     values[0] = Int32GetDatum(static_cast<std::int32_t>(worker_id));
     nulls[0] = worker_id == kNoWorker;
     const std::uint64_t last = g.last_id.load();
@@ -272,8 +272,30 @@ SNOWFLAKE_FUNCTION(snowflake_status) {
         values[11] = Int64GetDatum(stalled);
         nulls[11] = false;
     }
+    const Grant grant = grant_of(g);
+    std::uint64_t now = 0;
+    const bool in_window = grant.until == kForever ||
+                           (units_since_epoch(generator_config(), unix_now_ms(), now) && now < grant.until);
     values[10] = BoolGetDatum(state->blocked == Blocked::No && !RecoveryInProgress() &&
-                              worker_id != kNoWorker && !is_fenced(g, worker_id));
+                              worker_id != kNoWorker && !is_fenced(g, worker_id) &&
+                              in_window);
+    if (registry_mode()) {  // the registry's window and when it answered last
+        const SharedState::Registry& registry = state->registry;
+        if (const std::int64_t until = registry.until_ms.load(); until != 0 && worker_id != kNoWorker) {
+            values[13] = TimestampTzGetDatum(timestamptz_of_unix_ms(until));
+            nulls[13] = false;
+        }
+        if (const std::int64_t reached = registry.reached_ms.load(); reached != 0) {
+            values[14] = TimestampTzGetDatum(timestamptz_of_unix_ms(reached));
+            nulls[14] = false;
+        }
+        char error[sizeof registry.error];
+        registry_error(registry, error);
+        if (error[0] != '\0') {
+            values[15] = CStringGetTextDatum(error);
+            nulls[15] = false;
+        }
+    }
     PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(descriptor, values, nulls)));
 }
 

@@ -204,8 +204,9 @@ void lease_redo(XLogReaderState* record) {
     GeneratorState& generator = state->generator;
     const std::uint64_t lease_units = units_of(*state, lease.lease_ms);
     raise_floor(generator, state->layout, lease_units, units_of(*state, lease.clock_ms));
-    // The primary's fence is this node's once promoted.
-    for (std::uint32_t i = 0; i < std::min<std::uint32_t>(lease.fenced_count, kMaxFenced); ++i)
+    // The primary's fence is this node's once promoted (under a registry, a
+    // standby holds a worker id of its own and no fence applies).
+    for (std::uint32_t i = 0; !registry_mode() && i < std::min<std::uint32_t>(lease.fenced_count, kMaxFenced); ++i)
         fence(generator, lease.fenced[i], true);
     if (lease_units > generator.lease_ms.load() && write_lease(lease, LOG))
         generator.lease_ms.store(lease_units);
@@ -240,7 +241,7 @@ const char* lease_identify(uint8 info) {
 // The generator's times (lease, clock) are in the layout's units; the file's in ms.
 Lease lease_of(const SharedState& state, std::uint64_t lease_units, std::uint64_t clock_units) {
     Lease lease{state.epoch_unix_ms, ms_of(state, lease_units), ms_of(state, clock_units),
-                state.generator.worker_id.load()};
+                worker_in_effect(state.generator)};
     lease.layout = state.layout;
     for (std::uint32_t w = 0; w <= state.layout.max_worker && lease.fenced_count < kMaxFenced; ++w)
         if (is_fenced(state.generator, w)) lease.fenced[lease.fenced_count++] = w;
@@ -300,7 +301,7 @@ void apply_worker_id(SharedState& state) {
     const std::uint32_t configured =
         worker_id_setting < 0 ? kNoWorker : static_cast<std::uint32_t>(worker_id_setting);
     GeneratorState& generator = state.generator;
-    if (generator.worker_id.load() == configured) return;
+    if (registry_mode() || worker_in_effect(generator) == configured) return;
     const std::uint32_t old = hand_over(generator, configured);
     if (old == kNoWorker) {
         ereport(LOG, (errmsg("snowflake: worker id %u in effect", configured)));
@@ -459,12 +460,16 @@ void load_lease(SharedState& state) {
         worker_id_setting < 0 ? kNoWorker : static_cast<std::uint32_t>(worker_id_setting);
     init_state(state.generator, state.layout, worker_id, exists, units_of(state, lease.lease_ms),
                units_of(state, lease.clock_ms));
-    for (std::uint32_t i = 0; exists && i < lease.fenced_count; ++i) fence(state.generator, lease.fenced[i], true);
+    // Under a registry the worker id is granted, never copied: no fence, and
+    // the worker id last held is the one to ask for again.
+    if (exists && registry_mode()) state.registry.previous = lease.worker_id;
+    for (std::uint32_t i = 0; exists && !registry_mode() && i < lease.fenced_count; ++i)
+        fence(state.generator, lease.fenced[i], true);
     std::uint64_t host, inode;
     own_directory(host, inode);
     const bool recorded = lease.directory_host != 0 || lease.directory_inode != 0;
     state.lease_elsewhere = exists && recorded && (lease.directory_host != host || lease.directory_inode != inode);
-    if (exists && state.blocked == Blocked::No &&
+    if (exists && state.blocked == Blocked::No && !registry_mode() &&
         (state.lease_elsewhere ? !streaming_standby() : !recorded && restored_copy_of_old_lease()))
         fence_copy(state, lease, worker_id);
     const std::int64_t ahead_ms =
@@ -481,7 +486,7 @@ void load_lease(SharedState& state) {
 // belonged to is gone. Kept in the lease file at once.
 std::uint32_t adopt_worker_id(SharedState& state) {
     GeneratorState& generator = state.generator;
-    const std::uint32_t adopted = generator.worker_id.load();
+    const std::uint32_t adopted = worker_in_effect(generator);
     if (adopted == kNoWorker || !is_fenced(generator, adopted)) return kNoWorker;
     fence(generator, adopted, false);
     if (!write_lease(lease_of(state, generator.lease_ms.load(), generator.clock_high.load()), WARNING)) {
@@ -502,10 +507,15 @@ void shrink_lease_at_shutdown(int code, Datum) {
     if (code != 0 || state == nullptr || state->blocked != Blocked::No) return;
     const GeneratorState& generator = state->generator;
     const std::uint64_t last = generator.last_id.load();
-    if (last == 0) return;  // nothing issued since start: the lease stays the floor
-    write_lease(lease_of(*state, time_of(std::max(last, generator.floor_id.load()), state->layout),
-                         generator.clock_high.load()),
-                LOG);
+    const std::uint64_t mark = std::max(last, generator.floor_id.load());
+    // nothing issued since start: the lease stays the floor (but it records
+    // the worker id a registry granted, the one asked for at the next start)
+    if (last != 0 || state->registry.worker_id.load() != kNoWorker)
+        write_lease(lease_of(*state, time_of(mark, state->layout), generator.clock_high.load()), LOG);
+    // every id issued by this node is below the time unit after the mark's
+    release_registry_grant(*state, mark == 0 ? 0
+                                             : state->epoch_unix_ms +
+                                                   static_cast<std::int64_t>(ms_of(*state, time_of(mark, state->layout) + 1)));
 }
 
 void register_lease_wal() {
@@ -529,15 +539,8 @@ void register_lease_wal() {
 }
 
 void register_lease_worker() {
-    BackgroundWorker worker{};
-    worker.bgw_flags = BGWORKER_SHMEM_ACCESS;
-    worker.bgw_start_time = BgWorkerStart_RecoveryFinished;  // never on a standby
-    worker.bgw_restart_time = 1;
-    copy_name(worker.bgw_library_name, "snowflake");
-    copy_name(worker.bgw_function_name, "snowflake_lease_worker_main");
-    copy_name(worker.bgw_name, "snowflake lease worker");
-    copy_name(worker.bgw_type, "snowflake lease worker");
-    RegisterBackgroundWorker(&worker);
+    // never on a standby
+    register_worker("snowflake_lease_worker_main", "snowflake lease worker", BgWorkerStart_RecoveryFinished);
 }
 
 void extend_lease(SharedState& state, std::uint64_t needed_ms) {

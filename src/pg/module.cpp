@@ -3,6 +3,7 @@
 
 extern "C" {
 #include "miscadmin.h"
+#include "postmaster/bgworker.h"
 #include "storage/ipc.h"
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
@@ -78,6 +79,12 @@ void assign_layout(const char*, void* extra) {
 
 // The worker id must fit the layout's worker field (at start and on reload).
 bool check_worker_id(int* newval, void**, GucSource) {
+    if (*newval >= 0 && registry_mode()) {
+        GUC_check_errmsg("snowflake.worker_id and snowflake.registry are both set");
+        GUC_check_errdetail("With snowflake.registry, the worker id is claimed from the registry.");
+        GUC_check_errhint("Set one of them: remove snowflake.worker_id, or empty snowflake.registry.");
+        return false;
+    }
     if (*newval < 0 || static_cast<std::uint64_t>(*newval) <= parsed_layout.max_worker) return true;
     GUC_check_errmsg("%d is outside the valid range for parameter \"snowflake.worker_id\" (-1 .. %llu)",
                      *newval, static_cast<unsigned long long>(parsed_layout.max_worker));
@@ -126,6 +133,7 @@ void define_settings() {
     char* max_lead = configured_value("snowflake.max_lead");
     char* lease_span = configured_value("snowflake.lease_span");
     char* layout = configured_value("snowflake.layout");
+    char* registry = configured_value("snowflake.registry");
 
     // the layout first: the worker id is checked against it
     DefineCustomStringVariable(
@@ -136,6 +144,9 @@ void define_settings() {
         process_shared_preload_libraries_in_progress ? PGC_POSTMASTER : PGC_SIGHUP, 0,
         check_layout, assign_layout, nullptr);
     refuse_bad_setting_at_start("snowflake.layout", layout);
+    // the registry before the worker id: they are exclusive
+    define_registry_settings(process_shared_preload_libraries_in_progress ? PGC_POSTMASTER : PGC_SIGHUP);
+    refuse_bad_setting_at_start("snowflake.registry", registry);
     DefineCustomIntVariable(
         "snowflake.worker_id", "This node's worker id, distinct on every node (0..1023 in the default layout).",
         "-1 means unset: snowflake_nextval() refuses until it is set.", &worker_id_setting, -1,
@@ -186,6 +197,9 @@ void startup_shared_memory() {
         shared->lease_layout = parsed_layout;
         shared->blocked = Blocked::No;
         ConditionVariableInit(&shared->lease_written);
+        shared->registry.previous = kNoWorker;
+        shared->registry.worker_id = kNoWorker;
+        SpinLockInit(&shared->registry.lock);
         load_lease(*shared);
     }
     LWLockRelease(AddinShmemInitLock);
@@ -198,6 +212,18 @@ std::int64_t epoch_unix_ms() { return parsed_epoch_unix_ms; }
 const Layout& node_layout() { return parsed_layout; }
 
 SharedState* shared_state() { return shared; }
+
+void register_worker(const char* function, const char* name, BgWorkerStartTime start) {
+    BackgroundWorker worker{};
+    worker.bgw_flags = BGWORKER_SHMEM_ACCESS;
+    worker.bgw_start_time = start;
+    worker.bgw_restart_time = 1;  // seconds: started again after it exits with 1
+    copy_name(worker.bgw_library_name, "snowflake");
+    copy_name(worker.bgw_function_name, function);
+    copy_name(worker.bgw_name, name);
+    copy_name(worker.bgw_type, name);
+    RegisterBackgroundWorker(&worker);
+}
 
 // The settings in ms, as the layout's time units (rounded up).
 Config generator_config() {
@@ -222,5 +248,9 @@ void _PG_init(void) {
     shmem_startup_hook = startup_shared_memory;
     register_lease_wal();
     register_lease_worker();
+    if (registry_mode() && !IsBinaryUpgrade) {  // pg_upgrade's servers claim nothing
+        make_incarnation();
+        register_registry_worker();
+    }
     install_log_throttle();
 }

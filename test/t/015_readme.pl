@@ -157,7 +157,9 @@ for my $file (@files)
 		}
 		if (my ($test) = $block->{mark} =~ m{^run by (test/t/\S+\.pl)$})
 		{
-			ok(-f "$root/$test" && slurp_file("$root/$test") =~ /README\.md/,
+			# it reads README.md itself, or its blocks marked for it (SnowflakeTest::readme_blocks)
+			my ($name) = $test =~ m{([^/]+)$};
+			ok(-f "$root/$test" && slurp_file("$root/$test") =~ /README\.md|readme_blocks\('\Q$name\E'\)/,
 				"$where: run by $test, which reads README.md");
 			next;
 		}

@@ -80,47 +80,6 @@ sub finish_load
 	return $max;
 }
 
-# The postmaster's children, as pids.
-sub children_of
-{
-	my ($ppid) = @_;
-	my @children;
-	for my $stat (glob '/proc/[0-9]*/stat')
-	{
-		open my $fh, '<', $stat or next;
-		my $line = <$fh>;
-		close $fh;
-		push @children, $1 if defined $line && $line =~ /^(\d+) \(.*\) \S (\d+) / && $2 == $ppid;
-	}
-	return @children;
-}
-
-sub alive
-{
-	my ($pid) = @_;
-	open my $fh, '<', "/proc/$pid/stat" or return 0;
-	my $line = <$fh>;
-	close $fh;
-	return defined $line && $line !~ /^\d+ \(.*\) Z /;    # a zombie holds nothing
-}
-
-# kill -9 of the postmaster, then wait for its children to notice and exit
-# (until then the old shared memory is in use) and for it to be reaped (until
-# then its pid in postmaster.pid looks alive): no new postmaster starts before.
-sub kill9_postmaster
-{
-	my ($postmaster) = split /\n/, slurp_file($node->data_dir . '/postmaster.pid');
-	my @children = children_of($postmaster);
-	$node->kill9;
-	my $deadline = time + $PostgreSQL::Test::Utils::timeout_default;
-	while ((grep { alive($_) } @children) || kill(0, $postmaster))
-	{
-		die 'the children of the killed postmaster do not exit' if time > $deadline;
-		usleep(50_000);
-	}
-	return;
-}
-
 sub max_committed
 {
 	my ($cycle) = @_;
@@ -148,7 +107,7 @@ sub check_after
 for my $cycle (1, 2)
 {
 	my $load = start_load($cycle);
-	kill9_postmaster();
+	kill9_and_wait($node);
 	my $received = finish_load($load, $cycle);
 
 	my $lease = read_lease($node);

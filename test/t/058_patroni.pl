@@ -162,6 +162,8 @@ sub start_client
 }
 
 sub lines { return -e $_[0] ? grep { /^\d+$/ } split /\n/, slurp_file($_[0]) : (); }
+# how many (0 before the client has written its log)
+sub count_lines { my @ids = lines($_[0]); return scalar @ids; }
 
 # One failover run; returns (acknowledged rows lost, duplicates, new ids at or
 # below an acknowledged old one).
@@ -173,7 +175,7 @@ sub failover
 	psql_at($leader, 'CREATE EXTENSION snowflake; CREATE TABLE t (id bigint PRIMARY KEY DEFAULT snowflake_nextval())');
 	my @logs = map { "$tmp/$scope-client$_.log" } 1 .. 2;
 	my @clients = map { start_client(\@nodes, $_) } @logs;
-	wait_until(sub { (lines($logs[0])) >= 200 && (lines($logs[1])) >= 200 }, "$scope: the clients insert");
+	wait_until(sub { count_lines($logs[0]) >= 200 && count_lines($logs[1]) >= 200 }, "$scope: the clients insert");
 
 	# kill -9 of the leader: its Patroni, then its postmaster
 	my $pid = (split /\n/, slurp_file("$leader->{dir}/data/postmaster.pid"))[0];
@@ -185,7 +187,7 @@ sub failover
 	wait_until(sub { ($new) = grep { $_ != $leader && role($_) eq 'primary' } @nodes; $new }, "$scope: a new leader");
 	my $promoted = time - $killed;
 	my @counts = map { scalar @$_ } @before;
-	wait_until(sub { (lines($logs[0])) >= $counts[0] + 100 && (lines($logs[1])) >= $counts[1] + 100 },
+	wait_until(sub { count_lines($logs[0]) >= $counts[0] + 100 && count_lines($logs[1]) >= $counts[1] + 100 },
 		"$scope: the clients insert on the new leader");
 	append_to_file("$_.stop", '') for @logs;
 	$_->finish for @clients;

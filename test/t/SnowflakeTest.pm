@@ -8,8 +8,10 @@ use warnings FATAL => 'all';
 use Exporter 'import';
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use Time::HiRes ();
 
-our @EXPORT = qw(snowflake_node read_lease time_of log_count lease_writer_pid DEFAULT_EPOCH_MS);
+our @EXPORT = qw(snowflake_node read_lease time_of log_count lease_writer_pid DEFAULT_EPOCH_MS
+  registry_server registry_create registry_conninfo readme_blocks registry_node wait_for_worker processes_of signal_node kill9_and_wait);
 
 use constant DEFAULT_EPOCH_MS => 1704067200000;    # 2024-01-01 00:00:00 UTC
 
@@ -84,6 +86,119 @@ sub lease_writer_pid
 
 # The time field of an id (SPEC §1), ms since the epoch; Perl integers are 64-bit.
 sub time_of { return $_[0] >> 22; }
+
+# A server for registries: snowflake installed, not preloaded (a registry
+# needs only the extension's SQL), room for many connections.
+sub registry_server
+{
+	my ($name) = @_;
+	my $server = PostgreSQL::Test::Cluster->new($name);
+	$server->init;
+	$server->append_conf('postgresql.conf', "max_connections = 250\nlog_statement = none\n");
+	$server->start;
+	return $server;
+}
+
+# A registry in a new database of the server: its worker ids (an int4range)
+# and quarantine; returns the conninfo nodes use.
+sub registry_create
+{
+	my ($server, $db, $worker_ids, $quarantine) = @_;
+	$server->safe_psql('postgres', "CREATE DATABASE $db");
+	$server->safe_psql($db,
+		"CREATE EXTENSION snowflake; SELECT snowflake_registry_create('$worker_ids', '$quarantine')");
+	return registry_conninfo($server, $db);
+}
+
+sub registry_conninfo
+{
+	my ($server, $db) = @_;
+	return 'host=' . $server->host . ' port=' . $server->port . " dbname=$db";
+}
+
+# The sql blocks of README.md marked "<!-- run by test/t/$file -->", in order.
+sub readme_blocks
+{
+	my ($file) = @_;
+	my $readme = slurp_file(($ENV{TESTDIR} // '.') . '/README.md');
+	my @blocks = $readme =~ /<!-- run by test\/t\/\Q$file\E -->\n```sql\n(.*?)```/gs;
+	die "no README block is run by $file" unless @blocks;
+	return @blocks;
+}
+
+# A node that claims its worker id from the registry at $conninfo: a 6 s
+# window renewed every 500 ms unless $extra_conf says otherwise.
+sub registry_node
+{
+	my ($name, $conninfo, $extra_conf, %init) = @_;
+	return snowflake_node($name, undef,
+		"snowflake.registry = '$conninfo'\n"
+		  . "snowflake.registry_window = '6s'\n"
+		  . "snowflake.registry_renew = '500ms'\n"
+		  . ($extra_conf // ''), %init);
+}
+
+# Waits until the node has a worker id from the registry; returns it.
+sub wait_for_worker
+{
+	my ($node, $not) = @_;
+	my $condition = 'worker_id IS NOT NULL' . (defined $not ? " AND worker_id <> $not" : '');
+	$node->poll_query_until('postgres', "SELECT $condition FROM snowflake_status")
+	  or die $node->name . ': no worker id granted: '
+	  . $node->safe_psql('postgres', 'SELECT registry_error FROM snowflake_status');
+	return $node->safe_psql('postgres', 'SELECT worker_id FROM snowflake_status');
+}
+
+# The pids of a running node: its postmaster, then every child of it.
+sub processes_of
+{
+	my ($node) = @_;
+	my ($postmaster) = split /\n/, slurp_file($node->data_dir . '/postmaster.pid');
+	my @children;
+	for my $stat (glob '/proc/[0-9]*/stat')
+	{
+		open my $fh, '<', $stat or next;
+		my $line = <$fh>;
+		close $fh;
+		push @children, $1 if defined $line && $line =~ /^(\d+) \(.*\) \S (\d+) / && $2 == $postmaster;
+	}
+	return ($postmaster, @children);
+}
+
+sub alive
+{
+	my ($pid) = @_;
+	open my $fh, '<', "/proc/$pid/stat" or return 0;
+	my $line = <$fh>;
+	close $fh;
+	return defined $line && $line !~ /^\d+ \(.*\) Z /;    # a zombie holds nothing
+}
+
+# kill -9 of the postmaster, then wait for its children to notice and exit
+# (until then the old shared memory is in use) and for it to be reaped (until
+# then its pid in postmaster.pid looks alive): no new postmaster starts before.
+sub kill9_and_wait
+{
+	my ($node) = @_;
+	my ($postmaster, @children) = processes_of($node);
+	$node->kill9;
+	my $deadline = time + $PostgreSQL::Test::Utils::timeout_default;
+	while ((grep { alive($_) } @children) || kill(0, $postmaster))
+	{
+		die 'the children of the killed postmaster do not exit' if time > $deadline;
+		Time::HiRes::usleep(50_000);
+	}
+	return;
+}
+
+# Sends a signal (STOP, CONT) to every process of a node.
+sub signal_node
+{
+	my ($node, $signal) = @_;
+	my @pids = processes_of($node);
+	kill $signal, @pids;
+	return scalar @pids;
+}
 
 # How many lines of a node's log, from byte $offset on, match $regexp.
 sub log_count

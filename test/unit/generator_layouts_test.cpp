@@ -51,7 +51,7 @@ protected:
             const int bits = layout.time_bits + layout.worker_bits + layout.sequence_bits;
             EXPECT_EQ(id >> bits, 0u) << "past the layout's " << bits << " bits";
             const Fields f = decompose(id, layout);
-            EXPECT_EQ(f.worker_id, state.worker_id.load());
+            EXPECT_EQ(f.worker_id, worker_in_effect(state));
             EXPECT_GE(f.time_ms, now_units());
             EXPECT_LE(f.time_ms, now_units() + config.max_lead_ms);
             EXPECT_EQ(compose(f.time_ms, f.worker_id, f.sequence, layout), id);

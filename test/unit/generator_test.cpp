@@ -38,7 +38,7 @@ protected:
             EXPECT_GE(r.count, 1u);
             EXPECT_LE(r.count, wanted);
             EXPECT_GT(r.first, last_granted) << "a smaller or duplicate id";
-            EXPECT_EQ(decompose(r.first).worker_id, state.worker_id.load());
+            EXPECT_EQ(decompose(r.first).worker_id, worker_in_effect(state));
             last_granted = advance(r.first, r.count - 1);
             EXPECT_EQ(state.last_id.load(), last_granted);
         } else {
@@ -539,7 +539,7 @@ TEST_F(Generator, InitStateResetsEverything) {
 
     init_state(state, kDefaultLayout, 8, false, 0, 0);
     EXPECT_EQ(state.last_id.load(), 0u);
-    EXPECT_EQ(state.worker_id.load(), 8u);
+    EXPECT_EQ(worker_in_effect(state), 8u);
     EXPECT_EQ(state.floor_id.load(), 0u);
     EXPECT_EQ(state.floor_lead_ms.load(), 0u);
     EXPECT_EQ(state.clock_high.load(), 0u);
@@ -597,7 +597,7 @@ TEST_F(Generator, TimeExhausted) {
     EXPECT_EQ(r.count, kIdsPerMs) << "the lead ends at kMaxTime";
     EXPECT_EQ(last_granted, compose(kMaxTime, 5, kMaxSequence));
     EXPECT_EQ(call().status, Status::TimeExhausted);
-    state.worker_id.store(1023);
+    state.grant.store(pack_grant(1023, kForever));
     EXPECT_EQ(next(), (Fields{kMaxTime, 1023, 0})) << "a higher worker still fits";
     ASSERT_TRUE(take(kMaxSequence));
     EXPECT_EQ(last_granted, kMaxId);
@@ -665,23 +665,69 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST_F(Generator, WorkerChangeKeepsIdsIncreasing) {
     ASSERT_TRUE(take(10));
-    state.worker_id.store(7);  // higher: same ms
+    state.grant.store(pack_grant(7, kForever));  // higher: same ms
     EXPECT_EQ(next(), (Fields{kT, 7, 0}));
-    state.worker_id.store(3);  // lower: the next ms
+    state.grant.store(pack_grant(3, kForever));  // lower: the next ms
     EXPECT_EQ(next(), (Fields{kT + 1, 3, 0}));
     EXPECT_EQ(next(), (Fields{kT + 1, 3, 1}));
-    state.worker_id.store(1023);
+    state.grant.store(pack_grant(1023, kForever));
     EXPECT_EQ(next(), (Fields{kT + 1, 1023, 0}));
-    state.worker_id.store(0);
+    state.grant.store(pack_grant(0, kForever));
     EXPECT_EQ(next(), (Fields{kT + 2, 0, 0}));
 
     // Many changes, both ways, while the clock moves (call() checks the order).
     config.max_lead_ms = 100'000;
     for (std::uint32_t i = 0; i < 20'000; ++i) {
-        state.worker_id.store((i * 37) % 1024);
+        state.grant.store(pack_grant((i * 37) % 1024, kForever));
         set_clock(kT + i / 50);
         ASSERT_EQ(call(1 + i % 3).status, Status::Granted) << i;
     }
+}
+
+// A registry's window [from, until): ids at `until` or later are refused, not
+// before; a batch stops below it; a renewal lets ids go on.
+TEST_F(Generator, WindowEndsAtUntilNotBefore) {
+    apply_grant(state, kDefaultLayout, 9, kT - 100, kT + 3, kT);
+    EXPECT_EQ(next(), (Fields{kT, 9, 0}));
+    set_clock(kT + 2);
+    EXPECT_EQ(next(), (Fields{kT + 2, 9, 0}));
+    const Reservation batch = call(100'000);
+    ASSERT_EQ(batch.status, Status::Granted);
+    EXPECT_EQ(time_of(last_granted), kT + 2) << "a batch stops at the last time unit of the window";
+    EXPECT_EQ(call().status, Status::WindowEnded) << "the ms at until is outside the window";
+    set_clock(kT + 3);
+    EXPECT_EQ(call().status, Status::WindowEnded);
+    apply_grant(state, kDefaultLayout, 9, kT - 100, kT + 1000, kT + 3);  // renewed
+    EXPECT_EQ(next(), (Fields{kT + 3, 9, 0}));
+}
+
+// A window that starts ahead of the clock (the worker id's previous holder
+// reached that far): ids start at `from` at once, without waiting for the clock.
+TEST_F(Generator, GrantAheadOfTheClockStartsIdsAtFrom) {
+    apply_grant(state, kDefaultLayout, 9, kT + 5000, kT + 9000, kT);
+    EXPECT_EQ(next(), (Fields{kT + 5000, 9, 0}));
+    EXPECT_EQ(next(), (Fields{kT + 5000, 9, 1}));
+    // A new grant of another worker id, from below the ids: they keep rising.
+    apply_grant(state, kDefaultLayout, 2, kT + 100, kT + 9000, kT);
+    EXPECT_EQ(next(), (Fields{kT + 5001, 2, 0}));
+}
+
+TEST_F(Generator, WithdrawnGrantRefusesAsNoWorker) {
+    apply_grant(state, kDefaultLayout, 9, 0, kT + 1000, kT);
+    ASSERT_TRUE(take(3));
+    withdraw_grant(state);
+    EXPECT_EQ(call().status, Status::NoWorker);
+}
+
+TEST(Grant, PacksEveryWorkerIdAndWindowEnd) {
+    for (std::uint32_t w : {0u, 1u, 1023u, static_cast<std::uint32_t>(kMaxAnyWorker), kNoWorker})
+        for (std::uint64_t until : {std::uint64_t{0}, std::uint64_t{1}, kMaxTime, kGrantNoEnd - 1}) {
+            const Grant g = unpack_grant(pack_grant(w, until));
+            EXPECT_EQ(g.worker_id, w);
+            EXPECT_EQ(g.until, until);
+        }
+    EXPECT_EQ(unpack_grant(pack_grant(3, kForever)).until, kForever);
+    EXPECT_EQ(unpack_grant(pack_grant(3, kGrantNoEnd)).until, kForever);
 }
 
 }  // namespace

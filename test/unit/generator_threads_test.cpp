@@ -224,5 +224,51 @@ TEST(GeneratorThreads, ClockStepBackIsReportedOncePerEvent) {
     EXPECT_EQ(reported, (std::vector<std::uint64_t>{50, 60}));
 }
 
+// Grants change while threads take ids: worker ids switch and windows are
+// renewed or end, as a registry worker publishes them. No id is issued under
+// a worker id at or past the end of a window that worker id was granted, and
+// ids stay unique.
+TEST(GeneratorThreads, NoIdOutsideAGrantedWindow) {
+    RealClockGenerator g;
+    withdraw_grant(g.state);  // nothing until the first grant
+    const std::uint64_t start = static_cast<std::uint64_t>(system_unix_ms() - kDefaultEpoch);
+    // worker id w may be used below until[w], which only ever rises
+    std::atomic<std::uint64_t> until[4] = {};
+    std::atomic<bool> done{false};
+    std::vector<std::vector<std::uint64_t>> ids(4);
+    std::thread registry([&] {
+        for (std::uint64_t round = 0; !done.load(); ++round) {
+            const std::uint32_t w = static_cast<std::uint32_t>(round % 4);
+            const std::uint64_t now = static_cast<std::uint64_t>(system_unix_ms() - kDefaultEpoch);
+            const std::uint64_t end = now + round % 3;  // 0..2 ms: windows end often
+            if (until[w].load() < end) until[w].store(end);
+            apply_grant(g.state, kDefaultLayout, w, start, until[w].load(), now);
+            std::this_thread::yield();
+        }
+    });
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    run_threads(4, [&](int t) {
+        for (int i = 0; ids[t].size() < 20'000 && std::chrono::steady_clock::now() < deadline; ++i) {
+            std::uint64_t clock_ms;
+            const Reservation r = g.take(1 + i % 4, clock_ms);
+            if (r.status == Status::WindowEnded || r.status == Status::NoWorker) continue;
+            ASSERT_EQ(r.status, Status::Granted);
+            for (std::uint64_t k = 0; k < r.count; ++k) ids[t].push_back(advance(r.first, k));
+        }
+    });
+    done = true;
+    registry.join();
+    std::vector<std::uint64_t> all;
+    for (const auto& v : ids) all.insert(all.end(), v.begin(), v.end());
+    ASSERT_GE(all.size(), 80'000u);
+    for (std::uint64_t id : all) {
+        const Fields f = decompose(id);
+        ASSERT_LT(f.worker_id, 4u);
+        ASSERT_LT(f.time_ms, until[f.worker_id].load()) << "an id past every window of its worker id";
+    }
+    std::sort(all.begin(), all.end());
+    EXPECT_EQ(std::adjacent_find(all.begin(), all.end()), all.end()) << "an id issued twice";
+}
+
 }  // namespace
 }  // namespace snowflake

@@ -17,6 +17,7 @@ inline const char* status_name(Status s) {
         case Status::TimeExhausted: return "TimeExhausted";
         case Status::NoWorker: return "NoWorker";
         case Status::Fenced: return "Fenced";
+        case Status::WindowEnded: return "WindowEnded";
     }
     return "?";
 }

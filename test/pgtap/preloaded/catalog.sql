@@ -72,8 +72,9 @@ SELECT hasnt_function('snowflake_to_base32', ARRAY['snowflake'],
 SELECT has_view('snowflake_status', 'view snowflake_status exists');
 SELECT columns_are('snowflake_status',
     ARRAY['worker_id', 'epoch', 'last_id', 'restart_floor', 'lead_ms', 'lease_until', 'clock_regressions',
-          'borrowed_ms', 'waits', 'lease_extensions', 'generating', 'writer_stalled_ms', 'layout'],
-    'snowflake_status shows worker id, epoch, position, counters and layout');
+          'borrowed_ms', 'waits', 'lease_extensions', 'generating', 'writer_stalled_ms', 'layout',
+          'window_until', 'registry_reached', 'registry_error'],
+    'snowflake_status shows worker id, epoch, position, counters, layout and the registry''s grant');
 
 -- the type: 8 bytes, by value, int8's alignment, numeric category, not preferred
 SELECT has_type('snowflake', 'type snowflake exists');

@@ -18,7 +18,7 @@ DROP ROLE IF EXISTS snowflake_hijacker;
 CREATE ROLE snowflake_hijacker;
 
 BEGIN;
-SELECT plan(71);
+SELECT plan(92);
 SET LOCAL search_path = public, pg_catalog;
 
 -- the extension's functions by language
@@ -54,8 +54,8 @@ SELECT is_empty(
         JOIN pg_proc p ON p.oid = f.oid JOIN pg_language l ON l.oid = p.prolang
        WHERE NOT (l.lanname IN ('c', 'internal') OR l.lanname = 'sql' AND p.prosqlbody IS NOT NULL)$$,
     'the functions behind the operators, casts and aggregates are C, internal or SQL-standard');
-SELECT is((SELECT count(*)::int FROM extension_function WHERE lanname IN ('sql', 'plpgsql')), 14,
-          'fourteen SQL-language and PL/pgSQL functions to try');
+SELECT is((SELECT count(*)::int FROM extension_function WHERE lanname IN ('sql', 'plpgsql')), 21,
+          'twenty-one SQL-language and PL/pgSQL functions to try');
 
 -- 2. what each such function gives, from a call with every identifier qualified
 --    (%1$s: the tag of the try, below; the call and what it must give)
@@ -105,6 +105,27 @@ INSERT INTO call VALUES
          FROM public.snowflake_convert_column('public.hj_convert_%1$s'::pg_catalog.regclass, 'id'::pg_catalog.name, true)$$,
      $$SELECT step, table_name, column_name, old_type, new_type, action, statement, lock_mode, rewrite
          FROM public.snowflake_convert_column('public.hj_convert_%1$s'::pg_catalog.regclass, 'id'::pg_catalog.name)$$);
+    -- the registry (made below, before the tries): each try claims, renews and releases as its own holder
+INSERT INTO call VALUES
+    ('snowflake_registry_create(int4range,interval)', 'a range it refuses',
+     NULL, $$SELECT true FROM public.snowflake_registry_create('[-1,8)'::pg_catalog.int4range, '1 hour'::pg_catalog.interval)$$),
+    ('snowflake_registry_claim(text,text,integer,integer,bigint,bigint,text)', 'a claim, then the same holder''s again',
+     NULL, $$SELECT worker_id, fencing_epoch FROM public.snowflake_registry_claim('hj-%1$s'::pg_catalog.text,
+                'try %1$s'::pg_catalog.text, NULL::pg_catalog.int4, 7, 60000::pg_catalog.int8, 1704067200000::pg_catalog.int8,
+                'time=41 worker=10 sequence=12'::pg_catalog.text)$$),
+    ('snowflake_registry_renew(integer,bigint,text,bigint)', 'the holder''s grant, and one it does not hold',
+     NULL, $$SELECT r.until_ms IS NOT NULL FROM snowflake_registry.workers w,
+                LATERAL public.snowflake_registry_renew(w.worker_id, w.fencing_epoch, 'hj-%1$s'::pg_catalog.text, 60000::pg_catalog.int8) r
+              WHERE w.holder OPERATOR(pg_catalog.=) 'hj-%1$s'::pg_catalog.text
+             UNION ALL SELECT until_ms IS NOT NULL FROM public.snowflake_registry_renew(7, 99::pg_catalog.int8, 'hj-%1$s'::pg_catalog.text, 1::pg_catalog.int8)$$),
+    ('snowflake_registry_release(integer,bigint,text,bigint)', 'a grant the caller does not hold',
+     NULL, $$SELECT public.snowflake_registry_release(0, 1::pg_catalog.int8, 'nobody'::pg_catalog.text, 0::pg_catalog.int8)$$),
+    ('snowflake_registry_release(integer)', 'a worker id nobody holds',
+     NULL, $$SELECT public.snowflake_registry_release(7)$$),
+    ('snowflake_registry_raise_floor(timestamptz)', 'to 2000',
+     NULL, $$SELECT public.snowflake_registry_raise_floor('2000-01-01 00:00:00+00'::pg_catalog.timestamptz)$$),
+    ('snowflake_registry_check(regclass,name)', 'three workers, no window',
+     NULL, $$SELECT * FROM public.snowflake_registry_check('public.hj_workers'::pg_catalog.regclass, 'id'::pg_catalog.name)$$);
 UPDATE call SET expected_sql = call_sql WHERE expected_sql IS NULL;
 SELECT set_eq($$SELECT DISTINCT fn FROM call$$,
               $$SELECT fn FROM extension_function WHERE lanname IN ('sql', 'plpgsql')$$,
@@ -138,8 +159,13 @@ END $$;
 GRANT SELECT ON call TO snowflake_hijacker;
 GRANT INSERT ON result TO snowflake_hijacker;
 
--- 3. the role's tables, per try: a serial key referenced by an integer
---    foreign key, partitioned tables, a table of ids from three workers
+-- 3. a registry the role may use (its epoch and layout set, as by a first
+--    claim); the role's tables, per try: a serial key referenced by an
+--    integer foreign key, partitioned tables, a table of ids from three workers
+SELECT public.snowflake_registry_create('[0,8)', '1 hour');
+UPDATE snowflake_registry.settings SET epoch_ms = 1704067200000, layout = 'time=41 worker=10 sequence=12';
+GRANT USAGE ON SCHEMA snowflake_registry TO snowflake_hijacker;
+GRANT SELECT, INSERT, UPDATE ON ALL TABLES IN SCHEMA snowflake_registry TO snowflake_hijacker;
 GRANT CREATE ON SCHEMA public TO snowflake_hijacker;  -- as before PostgreSQL 15
 CREATE SCHEMA evil AUTHORIZATION snowflake_hijacker;
 SET LOCAL ROLE snowflake_hijacker;
@@ -170,10 +196,10 @@ END $$;
 RESET ROLE;
 SELECT is_empty($$SELECT fn, label, result FROM result WHERE kind = 'expected' AND result ~ '^ERROR'
                    AND label NOT IN ('a bad unit', 'a month', 'a double precision, and a negative one',
-                                     'by a superuser, nothing to change')$$,
+                                     'by a superuser, nothing to change', 'a range it refuses')$$,
                 'before the hostile objects, every call works');
-SELECT is((SELECT count(*)::int FROM result WHERE kind = 'expected' AND result ~ '^ERROR 22023'), 6,
-          'but for a bad unit and a month, refused (22023)');
+SELECT is((SELECT count(*)::int FROM result WHERE kind = 'expected' AND result ~ '^ERROR 22023'), 9,
+          'but for a bad unit, a month and a registry range, refused (22023)');
 SELECT is((SELECT count(*)::int FROM result WHERE kind = 'expected' AND result ~ '^ERROR 22003'), 3,
           'and a negative double precision, refused (22003)');
 

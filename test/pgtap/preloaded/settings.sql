@@ -13,7 +13,7 @@ CREATE EXTENSION IF NOT EXISTS snowflake;
 CREATE EXTENSION IF NOT EXISTS dblink;
 
 BEGIN;
-SELECT plan(42);
+SELECT plan(46);
 
 -- a connection string to this very server and database
 CREATE FUNCTION pg_temp.alter_system(setting text) RETURNS text LANGUAGE sql AS $$
@@ -53,13 +53,18 @@ SELECT results_eq(
       ('snowflake.lease_span', 'integer', 'sighup', 'ms', '100', '600000', '2000', '2000', 'default'),
       ('snowflake.max_lead', 'integer', 'sighup', 'ms', '0', '3600000', '1000', '1000', 'default'),
       ('snowflake.public_key', 'string', 'superuser', '', '', '', '', '', 'default'),
+      ('snowflake.registry', 'string', 'postmaster', '', '', '', '', '', 'default'),
+      ('snowflake.registry_max_skew', 'integer', 'sighup', 'ms', '1', '3600000', '1000', '1000', 'default'),
+      ('snowflake.registry_renew', 'integer', 'sighup', 'ms', '100', '3600000', '30000', '30000', 'default'),
+      ('snowflake.registry_window', 'integer', 'sighup', 'ms', '1000', '86400000', '600000', '600000', 'default'),
       -- the range of every layout; the layout's own is checked (0..1023 here)
       ('snowflake.worker_id', 'integer', 'sighup', '', '-1', '65535', '-1', '7',
        'configuration file')$$,
-    'pg_settings: epoch and layout are postmaster text, public_key superuser text, lease_span, max_lead and worker_id reload-time integers');
+    'pg_settings: epoch, layout and registry are postmaster text, public_key superuser text, lease_span, max_lead, the registry''s times and worker_id reload-time integers');
 SELECT isnt((SELECT short_desc FROM pg_settings WHERE name = s), NULL, s || ' is described')
   FROM unnest(ARRAY['snowflake.epoch', 'snowflake.layout', 'snowflake.lease_span', 'snowflake.max_lead',
-                    'snowflake.public_key', 'snowflake.worker_id']) AS s;
+                    'snowflake.public_key', 'snowflake.registry', 'snowflake.registry_max_skew',
+                    'snowflake.registry_renew', 'snowflake.registry_window', 'snowflake.worker_id']) AS s;
 
 -- a session cannot change them
 SELECT throws_ok('SET snowflake.worker_id = 3', '55P02',

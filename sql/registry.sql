@@ -1,0 +1,95 @@
+-- The registry of worker ids on its own: snowflake_registry_create, the calls
+-- a node's background worker makes (claim, renew, release), the operator's
+-- (release by hand, the floor) and the fleet check. Each grant is a window of
+-- id times that never overlaps another grant of its worker id.
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS snowflake;
+RESET client_min_messages;
+
+\getenv abs_srcdir PG_ABS_SRCDIR
+\set error_of :abs_srcdir '/test/regress/error_of.sql'
+\i :error_of
+
+SELECT * FROM pg_temp.error_of($$SELECT snowflake_registry_create('[0,)')$$);
+SELECT * FROM pg_temp.error_of($$SELECT snowflake_registry_create('[1000,65537)')$$);
+SELECT snowflake_registry_create('[0,3)', '1 hour');
+SELECT * FROM pg_temp.error_of($$SELECT snowflake_registry_create()$$);
+SELECT worker_id, state, holder_name, fencing_epoch FROM snowflake_registry.claims ORDER BY 1;
+
+-- a claim: the worker id free the longest (never used: the lowest), its
+-- window from the registry's clock; the fleet's epoch and layout recorded
+CREATE TEMP TABLE a AS
+    SELECT * FROM snowflake_registry_claim('a', 'node a', NULL, 1023, 60000, 1704067200000, 'time=41 worker=10 sequence=12');
+SELECT worker_id, fencing_epoch, until_ms - from_ms AS window_ms, from_ms = now_ms AS from_now FROM a;
+SELECT epoch_ms, layout FROM snowflake_registry.settings;
+-- the same holder again (its background worker started again): the same grant
+SELECT worker_id, fencing_epoch, from_ms = (SELECT from_ms FROM a) AS same_from
+  FROM snowflake_registry_claim('a', 'node a', NULL, 1023, 60000, 1704067200000, 'time=41 worker=10 sequence=12');
+-- other holders get the others; then none is free
+SELECT worker_id, fencing_epoch
+  FROM snowflake_registry_claim('b', 'node b', NULL, 1023, 60000, 1704067200000, 'time=41 worker=10 sequence=12');
+SELECT worker_id, fencing_epoch
+  FROM snowflake_registry_claim('c', 'node c', NULL, 1023, 60000, 1704067200000, 'time=41 worker=10 sequence=12');
+SELECT * FROM pg_temp.error_of($$SELECT snowflake_registry_claim('d', 'node d', NULL, 1023, 60000, 1704067200000, 'time=41 worker=10 sequence=12')$$);
+-- a node of another epoch or layout belongs to another fleet
+SELECT * FROM pg_temp.error_of($$SELECT snowflake_registry_claim('d', 'node d', NULL, 1023, 60000, 1704067200001, 'time=41 worker=10 sequence=12')$$);
+SELECT * FROM pg_temp.error_of($$SELECT snowflake_registry_claim('d', 'node d', NULL, 1023, 60000, 1704067200000, 'time=41 worker=8 sequence=14')$$);
+
+-- renew: only the holder's grant, never shortened
+SELECT until_ms >= (SELECT until_ms FROM a) + 60000 AS extended
+  FROM snowflake_registry_renew(0, 1, 'a', 120000);
+SELECT until_ms IS NULL AS not_held FROM snowflake_registry_renew(0, 1, 'b', 120000);
+SELECT until_ms IS NULL AS not_this_grant FROM snowflake_registry_renew(0, 2, 'a', 120000);
+SELECT until_ms >= (SELECT until_ms FROM a) + 60000 AS never_shortened
+  FROM snowflake_registry_renew(0, 1, 'a', 1);
+
+-- a clean release lowers the high-water mark to after the last id, never
+-- below the window's start; the node gets the worker id back by its name
+SELECT snowflake_registry_release(0, 1, 'a', 0) AS released;
+SELECT high_water_ms = window_from_ms AS mark_at_from, holder IS NULL AS free FROM snowflake_registry.workers WHERE worker_id = 0;
+SELECT snowflake_registry_release(0, 1, 'a', 0) AS released_again;
+SELECT worker_id, fencing_epoch, from_ms >= (SELECT from_ms FROM a) AS from_at_or_after
+  FROM snowflake_registry_claim('a, restarted', 'node a', 0, 1023, 60000, 1704067200000, 'time=41 worker=10 sequence=12');
+
+-- released by hand (a server gone for good): free at once, its next window
+-- still starting at the end of the last one
+CREATE TEMP TABLE mark AS SELECT high_water_ms FROM snowflake_registry.workers WHERE worker_id = 1;
+SELECT snowflake_registry_release(1) AS released, snowflake_registry_release(1) AS released_again;
+SELECT worker_id, fencing_epoch, from_ms >= (SELECT high_water_ms FROM mark) AS after_last_window
+  FROM snowflake_registry_claim('e', 'node e', NULL, 1023, 60000, 1704067200000, 'time=41 worker=10 sequence=12');
+SELECT until_ms IS NULL AS lost_to_e FROM snowflake_registry_renew(1, 1, 'b', 60000);
+
+-- a grant whose window and quarantine are over goes to another holder, its
+-- window after the old one; the old holder cannot renew it
+UPDATE snowflake_registry.settings SET quarantine_ms = 0;
+UPDATE snowflake_registry.workers SET expires_ms = expires_ms - 10000000, high_water_ms = high_water_ms - 10000000 WHERE worker_id = 2;
+SELECT worker_id, fencing_epoch
+  FROM snowflake_registry_claim('f', 'node f', NULL, 1023, 60000, 1704067200000, 'time=41 worker=10 sequence=12');
+SELECT until_ms IS NULL AS lost_to_f FROM snowflake_registry_renew(2, 1, 'c', 60000);
+
+-- the floor: no window starts below it
+SELECT snowflake_registry_raise_floor(now() + interval '1 day') > now() + interval '23 hours' AS raised;
+SELECT snowflake_registry_raise_floor(now()) > now() + interval '23 hours' AS never_lowered;
+SELECT snowflake_registry_release(2);
+SELECT worker_id, from_ms >= (SELECT floor_ms FROM snowflake_registry.settings) AS at_the_floor,
+       until_ms - from_ms AS window_ms
+  FROM snowflake_registry_claim('g', 'node g', NULL, 1023, 60000, 1704067200000, 'time=41 worker=10 sequence=12');
+
+-- a node whose layout has fewer worker ids gets only those (none free here)
+SELECT snowflake_registry_release(2);
+SELECT * FROM pg_temp.error_of($$SELECT snowflake_registry_claim('h', 'node h', NULL, 1, 60000, 1704067200000, 'time=41 worker=10 sequence=12')$$);
+
+-- the history, and the view
+SELECT worker_id, fencing_epoch, holder_name FROM snowflake_registry.grants ORDER BY 1, 2;
+SELECT worker_id, state, holder_name, fencing_epoch FROM snowflake_registry.claims ORDER BY 1;
+
+-- the fleet check: an id inside a window granted to its worker id, and ids outside every one
+CREATE TABLE registry_ids (id bigint);
+INSERT INTO registry_ids
+    SELECT snowflake_from_timestamp_as(to_timestamp((from_ms + 1) / 1000.0), 'epoch=1704067200000 time=41 worker=10 sequence=12') | (0 << 12)
+      FROM snowflake_registry.grants WHERE worker_id = 0 AND fencing_epoch = 2;
+INSERT INTO registry_ids VALUES (1 << 12), (2 << 12 | 5), (NULL);
+SELECT * FROM snowflake_registry_check('registry_ids');
+DROP TABLE registry_ids;
+DROP SCHEMA snowflake_registry CASCADE;
+SELECT * FROM pg_temp.error_of($$SELECT snowflake_registry_check('pg_class', 'oid')$$);

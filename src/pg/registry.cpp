@@ -1,0 +1,483 @@
+// Worker ids claimed from a registry (snowflake.registry): a table on a
+// PostgreSQL server (snowflake_registry_create) grants a worker id together
+// with a window of id times [from, until) that never overlaps another grant
+// of that worker id, and the generator refuses ids at or past `until`
+// (apply_grant, src/core/generator.hpp). This server's background worker — not
+// a backend — claims, renews well before `until`, and after a clean shutdown
+// the postmaster releases; the insert path never waits on the registry.
+//
+// The holder is this server's incarnation: random, made when the postmaster
+// starts, kept in its memory only. A copy of the data directory holds nothing
+// that lets it renew a grant; a crash restart of the same postmaster keeps it.
+#include "edge.hpp"
+
+extern "C" {
+#include "libpq-fe.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "postmaster/postmaster.h"
+#include "storage/ipc.h"
+#include "storage/pmsignal.h"
+#include "utils/guc.h"
+#include "utils/timestamp.h"
+
+PGDLLEXPORT void snowflake_registry_worker_main(Datum argument);
+}
+
+#include <poll.h>
+#include <unistd.h>
+
+#include <cinttypes>
+#include <cstdlib>
+
+namespace snowflake::pg {
+
+char* registry_setting = nullptr;
+int registry_window_setting = 600000;
+int registry_renew_setting = 30000;
+int registry_max_skew_setting = 1000;
+
+bool registry_mode() { return registry_setting != nullptr && registry_setting[0] != '\0'; }
+
+namespace {
+
+char incarnation[33];  // hex; made in the postmaster, inherited by its children
+
+std::int64_t monotonic_ms() { return monotonic_us() / 1000; }
+
+void set_error(SharedState::Registry& registry, const char* text) {
+    SpinLockAcquire(&registry.lock);
+    copy_name(registry.error, text);
+    SpinLockRelease(&registry.lock);
+}
+
+// One connection to the registry per process, kept between calls.
+PGconn* connection = nullptr;
+
+void drop_connection() {
+    if (connection != nullptr) PQfinish(connection);
+    connection = nullptr;
+}
+
+// Waits for the connection's socket, until the monotonic `deadline`; false
+// on time-out, or when this background worker is asked to stop or the
+// postmaster is gone (checked every 100 ms).
+bool wait_socket(bool for_write, std::int64_t deadline) {
+    const int fd = PQsocket(connection);
+    if (fd < 0) return false;
+    for (;;) {
+        const std::int64_t left = deadline - monotonic_ms();
+        if (left <= 0) return false;
+        if (IsUnderPostmaster && (ShutdownRequestPending || !PostmasterIsAlive())) return false;
+        pollfd p{fd, static_cast<short>(for_write ? POLLOUT : POLLIN), 0};
+        const int n = poll(&p, 1, static_cast<int>(std::min<std::int64_t>(left, 100)));
+        if (n > 0) return true;
+        if (n < 0 && errno != EINTR) return false;
+    }
+}
+
+// libpq's message, on one line.
+void copy_message(char (&to)[256], const char* message) {
+    copy_name(to, message != nullptr && message[0] != '\0' ? message : "unknown error");
+    for (char* c = to; *c != '\0'; ++c)
+        if (*c == '\n' || *c == '\t') *c = (c[1] == '\0' ? '\0' : ' ');
+}
+
+bool connect_registry(std::int64_t deadline, char (&error)[256]) {
+    if (connection != nullptr && PQstatus(connection) == CONNECTION_OK) return true;
+    drop_connection();
+    connection = PQconnectStart(registry_setting);
+    if (connection == nullptr) {
+        copy_name(error, "out of memory");
+        return false;
+    }
+    PostgresPollingStatusType polling = PGRES_POLLING_WRITING;
+    while (PQstatus(connection) != CONNECTION_BAD && polling != PGRES_POLLING_OK &&
+           polling != PGRES_POLLING_FAILED) {
+        if (!wait_socket(polling == PGRES_POLLING_WRITING, deadline)) {
+            copy_name(error, "timed out connecting");
+            drop_connection();
+            return false;
+        }
+        polling = PQconnectPoll(connection);
+    }
+    if (PQstatus(connection) == CONNECTION_OK) return true;
+    copy_message(error, PQerrorMessage(connection));
+    drop_connection();
+    return false;
+}
+
+// Runs one query with text parameters, within `timeout_ms`; the result, or
+// null with `error` set. A time-out or a broken connection drops the
+// connection (the next call connects again).
+PGresult* registry_query(const char* sql, int count, const char* const* values, std::int64_t timeout_ms,
+                         char (&error)[256]) {
+    const std::int64_t deadline = monotonic_ms() + timeout_ms;
+    if (!connect_registry(deadline, error)) return nullptr;
+    if (PQsendQueryParams(connection, sql, count, nullptr, values, nullptr, nullptr, 0) == 0) {
+        copy_message(error, PQerrorMessage(connection));
+        drop_connection();
+        return nullptr;
+    }
+    int flushed;
+    while ((flushed = PQflush(connection)) == 1)
+        if (!wait_socket(true, deadline)) break;
+    PGresult* last = nullptr;
+    bool broken = flushed != 0;
+    while (!broken) {
+        while (PQisBusy(connection) && !broken)
+            broken = !wait_socket(false, deadline) || PQconsumeInput(connection) == 0;
+        if (broken) break;
+        PGresult* next = PQgetResult(connection);
+        if (next == nullptr) break;
+        if (last != nullptr) PQclear(last);
+        last = next;
+    }
+    if (broken) {
+        copy_name(error, monotonic_ms() >= deadline ? "timed out waiting for an answer" : "the connection broke");
+        if (last != nullptr) PQclear(last);
+        drop_connection();
+        return nullptr;
+    }
+    if (last != nullptr && PQresultStatus(last) == PGRES_TUPLES_OK && PQntuples(last) == 1) return last;
+    if (last != nullptr && PQresultStatus(last) != PGRES_TUPLES_OK)
+        copy_message(error, PQresultErrorField(last, PG_DIAG_MESSAGE_PRIMARY));
+    else
+        copy_name(error, "an unexpected answer");
+    if (last != nullptr) PQclear(last);
+    return nullptr;
+}
+
+std::int64_t value_of(const PGresult* result, int column) {
+    return std::strtoll(PQgetvalue(result, 0, column), nullptr, 10);
+}
+
+// Each call to the registry waits at most this long.
+std::int64_t call_timeout_ms() { return std::clamp<std::int64_t>(registry_renew_setting, 1000, 5000); }
+// How often the worker renews: well before the window ends, at most a third of it.
+std::int64_t renew_interval_ms() {
+    return std::min<std::int64_t>(registry_renew_setting, registry_window_setting / 3);
+}
+
+// An id time (ms since 1970) as the first time unit since the epoch at or
+// after it: ids of units below it decode to times below it.
+std::uint64_t units_from(const SharedState& state, std::int64_t unix_ms) {
+    const std::int64_t ms = unix_ms - state.epoch_unix_ms;
+    return ms <= 0 ? 0 : static_cast<std::uint64_t>((ms + state.layout.unit_ms - 1) / state.layout.unit_ms);
+}
+
+std::uint64_t now_units(const SharedState& state) { return units_from(state, unix_now_ms()); }
+
+// Publishes a grant to the generator: the floor rises to `from`, then the
+// worker id and the window's end are published in one word.
+void publish(SharedState& state, std::uint32_t worker_id, std::int64_t fencing_epoch, std::int64_t from_ms,
+             std::int64_t until_ms) {
+    SharedState::Registry& registry = state.registry;
+    registry.fencing_epoch.store(fencing_epoch);
+    registry.until_ms.store(until_ms);
+    registry.worker_id.store(worker_id);
+    registry.reached_ms.store(unix_now_ms());
+    set_error(registry, "");
+    apply_grant(state.generator, state.layout, worker_id, units_from(state, from_ms), units_from(state, until_ms),
+                now_units(state));
+}
+
+// This server, as the registry's view shows it: host:port and data directory.
+const char* holder_name() {
+    static char name[512];
+    if (name[0] == '\0') {
+        char host[256] = {};
+        (void)gethostname(host, sizeof host - 1);
+        snprintf(name, sizeof name, "%s:%d %s", host, PostPortNumber, DataDir);
+    }
+    return name;
+}
+
+// Claims a worker id: the clocks are compared first (the registry's reading
+// against the middle of the round trip), and a claim is not made when they
+// differ by more than snowflake.registry_max_skew.
+bool claim(SharedState& state) {
+    SharedState::Registry& registry = state.registry;
+    char error[256];
+    const std::int64_t before = unix_now_ms();
+    PGresult* clock = registry_query("SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint", 0, nullptr,
+                                     call_timeout_ms(), error);
+    const std::int64_t after = unix_now_ms();
+    if (clock == nullptr) {
+        set_error(registry, error);
+        return false;
+    }
+    const std::int64_t skew = value_of(clock, 0) - (before + after) / 2;
+    PQclear(clock);
+    registry.reached_ms.store(after);
+    const std::int64_t uncertainty = (after - before + 1) / 2;
+    if (std::abs(skew) + uncertainty > registry_max_skew_setting) {
+        snprintf(error, sizeof error,
+                 "this server's clock is %" PRId64 " ms %s the registry's (+/- %" PRId64
+                 " ms), more than snowflake.registry_max_skew (%d ms): no worker id claimed",
+                 std::abs(skew), skew < 0 ? "ahead of" : "behind", uncertainty, registry_max_skew_setting);
+        if (strcmp(error, registry.error) != 0)
+            ereport(WARNING, (errmsg("snowflake: %s", error),
+                              errhint("Synchronize this server's clock with the registry's (NTP).")));
+        set_error(registry, error);
+        return false;
+    }
+    char previous[16], max_worker[24], window[24], epoch[24], layout[kLayoutTextMax];
+    snprintf(previous, sizeof previous, "%u", registry.previous);
+    snprintf(max_worker, sizeof max_worker, "%" PRIu64, state.layout.max_worker);
+    snprintf(window, sizeof window, "%d", registry_window_setting);
+    snprintf(epoch, sizeof epoch, "%" PRId64, state.epoch_unix_ms);
+    format_node_layout(state.layout, layout);
+    const char* values[] = {incarnation, holder_name(),
+                            registry.previous == kNoWorker ? nullptr : previous,
+                            max_worker, window, epoch, layout};
+    PGresult* granted = registry_query(
+        "SELECT worker_id, fencing_epoch, from_ms, until_ms FROM "
+        "snowflake_registry_claim($1, $2, $3, $4, $5, $6, $7)",
+        7, values, call_timeout_ms(), error);
+    if (granted == nullptr) {
+        if (strcmp(error, registry.error) != 0)
+            ereport(WARNING, (errmsg("snowflake: no worker id could be claimed from the registry %s: %s",
+                                     registry_name(), error)));
+        set_error(registry, error);
+        return false;
+    }
+    const std::int64_t worker_id = value_of(granted, 0);
+    const std::int64_t fencing_epoch = value_of(granted, 1);
+    const std::int64_t from_ms = value_of(granted, 2);
+    const std::int64_t until_ms = value_of(granted, 3);
+    PQclear(granted);
+    if (worker_id < 0 || static_cast<std::uint64_t>(worker_id) > state.layout.max_worker) {
+        snprintf(error, sizeof error, "the registry granted worker id %" PRId64 ", outside snowflake.layout",
+                 worker_id);
+        set_error(registry, error);
+        return false;
+    }
+    publish(state, static_cast<std::uint32_t>(worker_id), fencing_epoch, from_ms, until_ms);
+    ereport(LOG, (errmsg("snowflake: worker id %" PRId64 " claimed from the registry %s, for ids from %s until %s",
+                         worker_id, registry_name(),
+                         pstrdup(timestamptz_to_str(timestamptz_of_unix_ms(from_ms))),
+                         pstrdup(timestamptz_to_str(timestamptz_of_unix_ms(until_ms))))));
+    return true;
+}
+
+// Extends the window held; when the grant is gone (the registry gave the
+// worker id to another server after the window and the quarantine ended, or
+// it was released), claims another. Ids of the old window stay valid until
+// its end: no other grant overlaps it.
+bool renew(SharedState& state) {
+    SharedState::Registry& registry = state.registry;
+    char error[256], worker_id[16], fencing_epoch[24], window[24];
+    const std::uint32_t held = registry.worker_id.load();
+    snprintf(worker_id, sizeof worker_id, "%u", held);
+    snprintf(fencing_epoch, sizeof fencing_epoch, "%" PRId64, registry.fencing_epoch.load());
+    snprintf(window, sizeof window, "%d", registry_window_setting);
+    const char* values[] = {worker_id, fencing_epoch, incarnation, window};
+    PGresult* renewed = registry_query("SELECT until_ms FROM snowflake_registry_renew($1, $2, $3, $4)", 4,
+                                       values, call_timeout_ms(), error);
+    if (renewed == nullptr) {
+        set_error(registry, error);
+        return false;
+    }
+    const bool lost = PQgetisnull(renewed, 0, 0) != 0;
+    const std::int64_t until_ms = lost ? 0 : value_of(renewed, 0);
+    PQclear(renewed);
+    if (!lost) {
+        publish(state, held, registry.fencing_epoch.load(), 0, until_ms);
+        return true;
+    }
+    ereport(LOG, (errmsg("snowflake: the registry no longer grants worker id %u to this server; claiming another",
+                         held),
+                  errdetail("Its window ended and another server was granted it, or it was released. Ids "
+                            "under it go on until the window's end.")));
+    registry.worker_id.store(kNoWorker);
+    return claim(state);
+}
+
+// A warning, at most every 10 s, while less than half the window is left.
+void warn_if_window_low(const SharedState& state, std::int64_t& warned_ms) {
+    const SharedState::Registry& registry = state.registry;
+    const std::int64_t until = registry.until_ms.load();
+    const std::int64_t now = unix_now_ms();
+    if (registry.worker_id.load() == kNoWorker || until == 0 || until - now >= registry_window_setting / 2 ||
+        now - warned_ms < 10000)
+        return;
+    warned_ms = now;
+    char error[256];
+    registry_error(registry, error);
+    const std::int64_t reached = registry.reached_ms.load();
+    ereport(WARNING,
+            (errmsg(until > now ? "snowflake: the window of worker id %u ends in %" PRId64 " ms"
+                                : "snowflake: the window of worker id %u ended %" PRId64 " ms ago",
+                    registry.worker_id.load(), std::abs(until - now)),
+             errdetail("The registry %s was last reached at %s%s%s.", registry_name(),
+                       reached == 0 ? "no time since start"
+                                    : pstrdup(timestamptz_to_str(timestamptz_of_unix_ms(reached))),
+                       error[0] != '\0' ? "; since then: " : "", error),
+             errhint("Ids are refused from the window's end until the registry answers again.")));
+}
+
+void close_connection(int, Datum) { drop_connection(); }
+
+}  // namespace
+
+namespace {
+
+bool check_registry(char** newval, void**, GucSource) {
+    if (*newval == nullptr || (*newval)[0] == '\0') return true;
+    char* problem = nullptr;
+    PQconninfoOption* options = PQconninfoParse(*newval, &problem);
+    if (options != nullptr) {
+        PQconninfoFree(options);
+        return true;
+    }
+    GUC_check_errmsg("invalid value for parameter \"snowflake.registry\": %s",
+                     problem != nullptr ? problem : "out of memory");
+    GUC_check_errhint("It is a libpq connection string, such as 'host=registry.example dbname=fleet'.");
+    if (problem != nullptr) PQfreemem(problem);
+    return false;
+}
+
+}  // namespace
+
+void define_registry_settings(GucContext postmaster) {
+    DefineCustomStringVariable(
+        "snowflake.registry", "Sets the registry this node claims its worker id from (a libpq connection string).",
+        "Empty: the worker id is snowflake.worker_id, set by hand. Exclusive with it.", &registry_setting, "",
+        postmaster, GUC_SUPERUSER_ONLY, check_registry, nullptr, nullptr);
+    DefineCustomIntVariable(
+        "snowflake.registry_window", "Sets how long a window of id times the registry grants.",
+        "Generation goes on this long through a registry outage.", &registry_window_setting, 600000, 1000,
+        86400000, PGC_SIGHUP, GUC_UNIT_MS, nullptr, nullptr, nullptr);
+    DefineCustomIntVariable(
+        "snowflake.registry_renew", "Sets how often the window is renewed.",
+        "At most a third of snowflake.registry_window is used.", &registry_renew_setting, 30000, 100, 3600000,
+        PGC_SIGHUP, GUC_UNIT_MS, nullptr, nullptr, nullptr);
+    DefineCustomIntVariable(
+        "snowflake.registry_max_skew", "Sets how far this server's clock may differ from the registry's for a claim.",
+        nullptr, &registry_max_skew_setting, 1000, 1, 3600000, PGC_SIGHUP, GUC_UNIT_MS, nullptr, nullptr,
+        nullptr);
+}
+
+void registry_error(const SharedState::Registry& registry, char (&text)[256]) {
+    auto& lock = const_cast<slock_t&>(registry.lock);
+    SpinLockAcquire(&lock);
+    copy_name(text, registry.error);
+    SpinLockRelease(&lock);
+}
+
+void make_incarnation() {
+    unsigned char bytes[16];
+    if (!pg_strong_random(bytes, sizeof bytes))
+        ereport(FATAL, (errmsg("snowflake: could not generate a random incarnation id")));
+    for (std::size_t i = 0; i < sizeof bytes; ++i) snprintf(incarnation + 2 * i, 3, "%02x", bytes[i]);
+}
+
+const char* registry_name() {
+    static char name[256];
+    if (name[0] != '\0' || !registry_mode()) return name;
+    char* problem = nullptr;
+    PQconninfoOption* options = PQconninfoParse(registry_setting, &problem);
+    if (problem != nullptr) PQfreemem(problem);
+    int length = 0;
+    for (PQconninfoOption* o = options; o != nullptr && o->keyword != nullptr; ++o)
+        for (const char* kept : {"host", "hostaddr", "port", "dbname", "user"})
+            if (strcmp(o->keyword, kept) == 0 && o->val != nullptr && o->val[0] != '\0' &&
+                length < static_cast<int>(sizeof name) - 1)
+                length += snprintf(name + length, sizeof name - length, "%s%s=%s", length > 0 ? " " : "\"",
+                                   o->keyword, o->val);
+    if (options != nullptr) PQconninfoFree(options);
+    if (length == 0) copy_name(name, "\"(defaults)");
+    const std::size_t end = std::min(strlen(name), sizeof name - 2);
+    name[end] = '"';
+    name[end + 1] = '\0';
+    return name;
+}
+
+void refuse_without_grant(const SharedState& state, Status status) {
+    const SharedState::Registry& registry = state.registry;
+    char error[256];
+    registry_error(registry, error);
+    const std::int64_t reached = registry.reached_ms.load();
+    const char* when = reached == 0 ? "never since this server started"
+                                    : psprintf("at %s", timestamptz_to_str(timestamptz_of_unix_ms(reached)));
+    const char* detail = psprintf("The registry %s was last reached %s%s%s.", registry_name(), when,
+                                  error[0] != '\0' ? "; since then: " : "", error);
+    if (status == Status::WindowEnded)
+        ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                        errmsg("the registry's window for snowflake worker id %u ended at %s",
+                               worker_in_effect(state.generator),
+                               timestamptz_to_str(timestamptz_of_unix_ms(registry.until_ms.load()))),
+                        errdetail_internal("%s", detail),
+                        errhint("Ids are issued again as soon as the registry renews the window; "
+                                "snowflake_status shows registry_error.")));
+    ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                    errmsg("snowflake has no worker id: the registry has not granted one to this server"),
+                    errdetail_internal("%s", detail),
+                    errhint("Ids are issued as soon as the registry grants a worker id; "
+                            "snowflake_status shows registry_error.")));
+}
+
+void release_registry_grant(SharedState& state, std::int64_t used_until_ms) {
+    SharedState::Registry& registry = state.registry;
+    const std::uint32_t held = registry.worker_id.load();
+    if (!registry_mode() || held == kNoWorker) return;
+    char error[256], worker_id[16], fencing_epoch[24], used_until[24];
+    snprintf(worker_id, sizeof worker_id, "%u", held);
+    snprintf(fencing_epoch, sizeof fencing_epoch, "%" PRId64, registry.fencing_epoch.load());
+    snprintf(used_until, sizeof used_until, "%" PRId64, used_until_ms);
+    const char* values[] = {worker_id, fencing_epoch, incarnation, used_until};
+    PGresult* released = registry_query("SELECT snowflake_registry_release($1::integer, $2::bigint, $3, $4::bigint)",
+                                        4, values, 3000, error);
+    if (released == nullptr)
+        ereport(LOG, (errmsg("snowflake: worker id %u could not be released to the registry %s: %s", held,
+                             registry_name(), error),
+                      errdetail("It is free again once its window and the quarantine have passed.")));
+    else
+        ereport(LOG, (errmsg("snowflake: worker id %u released to the registry %s", held, registry_name())));
+    if (released != nullptr) PQclear(released);
+    drop_connection();
+}
+
+void register_registry_worker() {
+    // from the start, standbys included: a promoted standby has its worker id already
+    register_worker("snowflake_registry_worker_main", "snowflake registry worker", BgWorkerStart_PostmasterStart);
+}
+
+}  // namespace snowflake::pg
+
+using namespace snowflake;
+using namespace snowflake::pg;
+
+// Claims a worker id, renews its window, claims again when it is lost; exits
+// with 1 on SIGTERM so that PostgreSQL starts it again (not at shutdown).
+void snowflake_registry_worker_main(Datum) {
+    pqsignal(SIGHUP, SignalHandlerForConfigReload);
+    pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
+    BackgroundWorkerUnblockSignals();
+    before_shmem_exit(close_connection, 0);
+    SharedState& state = *shared_state();
+    std::int64_t next_call = 0;  // monotonic ms
+    std::int64_t warned_ms = 0;
+    while (!ShutdownRequestPending) {
+        if (ConfigReloadPending) {
+            ConfigReloadPending = false;
+            ProcessConfigFile(PGC_SIGHUP);
+        }
+        if (monotonic_ms() >= next_call && state.blocked == Blocked::No) {
+            const bool answered =
+                state.registry.worker_id.load() == kNoWorker ? claim(state) : renew(state);
+            // after a failure, again sooner: generation resumes within a renewal of the registry's return
+            next_call = monotonic_ms() + (answered ? renew_interval_ms()
+                                                   : std::clamp<std::int64_t>(renew_interval_ms() / 2, 100, 5000));
+        }
+        warn_if_window_low(state, warned_ms);
+        (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+                        static_cast<long>(std::clamp<std::int64_t>(next_call - monotonic_ms(), 10, 1000)),
+                        PG_WAIT_EXTENSION);
+        ResetLatch(MyLatch);
+    }
+    proc_exit(1);
+}

@@ -1,0 +1,353 @@
+# Worker ids claimed from a registry (snowflake.registry): a registry on a
+# server of its own grants each node a worker id with a window of id times
+# that never overlaps another grant of it, and the node refuses ids at or past
+# the window's end. Nodes here: 6 s windows renewed every 500 ms.
+#   1. settings: snowflake.registry with snowflake.worker_id, or a bad conninfo, refuse to start
+#   2. claims: a clean shutdown gets the same worker id back, kill -9 another
+#      one; ids exhausted is a clear error; a dead node's id released by hand
+#   3. the registry stopped (SIGSTOP) for less than the window: no error, the
+#      insert path never waits on it
+#   4. the registry down past the window's end: errors start at the end, not
+#      before, and stop within a renewal after it returns
+#   5. a holder stopped (SIGSTOP) past its window while another node is
+#      granted its worker id, then resumed: no id at or past its window's end
+#   6. clocks skewed (libfaketime): claims beyond snowflake.registry_max_skew refused
+#   7. 200 claimants racing for 10 free worker ids: each granted once
+#   8. failover: a standby claims its own worker id in recovery; promoted while
+#      the registry is down, it generates at once, above its old primary's ids
+use strict;
+use warnings FATAL => 'all';
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(time usleep);
+use SnowflakeTest;
+
+my $registry = registry_server('registry');
+
+# A node's table of ids, and try_insert(): one id into it, or the error into errs.
+my $schema = q{
+CREATE EXTENSION snowflake;
+CREATE TABLE ids (id bigint PRIMARY KEY, at timestamptz NOT NULL DEFAULT clock_timestamp());
+CREATE TABLE errs (at timestamptz NOT NULL DEFAULT clock_timestamp(), sqlstate text, message text, detail text);
+CREATE FUNCTION try_insert() RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+    detail text;
+BEGIN
+    INSERT INTO ids (id) VALUES (snowflake_nextval());
+EXCEPTION WHEN OTHERS THEN
+    GET STACKED DIAGNOSTICS detail = PG_EXCEPTION_DETAIL;
+    INSERT INTO errs (sqlstate, message, detail) VALUES (SQLSTATE, SQLERRM, detail);
+END $$;
+};
+my $script = PostgreSQL::Test::Utils::tempdir() . '/try_insert.sql';
+append_to_file($script, "SELECT try_insert();\n");
+
+# pgbench calling try_insert() at `rate` a second for `seconds`, in the background.
+sub start_load
+{
+	my ($node, $seconds, $rate, @options) = @_;
+	my ($out, $err) = ('', '');
+	my $run = IPC::Run::start(
+		[ 'pgbench', '-n', '-f', $script, '-T', $seconds, '-R', $rate, '-c', '2', @options,
+		  '-h', $node->host, '-p', $node->port, 'postgres' ],
+		'>', \$out, '2>', \$err);
+	return { run => $run, out => \$out, err => \$err };
+}
+
+sub status { return $_[0]->safe_psql('postgres', "SELECT $_[1] FROM snowflake_status"); }
+
+# ---------------------------------------------------------------------------
+# 1. settings
+{
+	my $both = snowflake_node('both', 3, "snowflake.registry = 'host=/nonexistent dbname=x'\n");
+	ok(!$both->start(fail_ok => 1), 'snowflake.worker_id and snowflake.registry both set: the server does not start');
+	ok($both->log_contains(qr/snowflake\.worker_id and snowflake\.registry are both set/),
+		'the log says why');
+	my $bad = snowflake_node('bad', undef, "snowflake.registry = 'host=x = y'\n");
+	ok(!$bad->start(fail_ok => 1), 'a snowflake.registry that is no conninfo: the server does not start');
+	ok($bad->log_contains(qr/invalid value for parameter "snowflake\.registry"/), 'the log says why');
+}
+
+# ---------------------------------------------------------------------------
+# 2. claims, shutdown and kill -9, exhaustion, a release by hand
+{
+	my $conninfo = registry_create($registry, 'small', '[0,2)', '1 hour');
+	my $node = registry_node('k', $conninfo);
+	$node->start;
+	$node->safe_psql('postgres', $schema);
+	my $first = wait_for_worker($node);
+	is($first, 0, 'a new node gets the worker id free the longest (never used: the lowest)');
+	like($registry->safe_psql('small', "SELECT state || ' ' || holder_name FROM snowflake_registry.claims WHERE worker_id = $first"),
+		qr/^held \S+:\d+ \Q${\ $node->data_dir}\E$/, 'the registry shows it held by the node (host:port data directory)');
+	my $max = $node->safe_psql('postgres', 'SELECT max(x) FROM snowflake_nextvals(1000) x');
+	is(($max >> 12) & 1023, $first, 'ids carry the granted worker id');
+
+	$node->stop;
+	ok($node->log_contains(qr/snowflake: worker id $first released to the registry/), 'a clean shutdown releases it');
+	is($registry->safe_psql('small', "SELECT state FROM snowflake_registry.claims WHERE worker_id = $first"),
+		'free', 'the registry shows it free');
+	$node->start;
+	is(wait_for_worker($node), $first, 'restarted after a clean shutdown: the same worker id back');
+	cmp_ok($node->safe_psql('postgres', 'SELECT snowflake_nextval()'), '>', $max, 'ids go on above the ones before');
+
+	$max = $node->safe_psql('postgres', 'SELECT max(x) FROM snowflake_nextvals(1000) x');
+	kill9_and_wait($node);
+	$node->start;
+	my $after_kill = wait_for_worker($node);
+	isnt($after_kill, $first, "after kill -9: another worker id ($after_kill), the old one being held until its window and quarantine end");
+	cmp_ok($node->safe_psql('postgres', 'SELECT snowflake_nextval()'), '>', $max, 'ids go on above the ones before');
+
+	# both worker ids held: a third node gets none, and says why
+	my $third = registry_node('e', $conninfo);
+	$third->start;
+	$third->safe_psql('postgres', 'CREATE EXTENSION snowflake');
+	$third->poll_query_until('postgres', "SELECT registry_error LIKE 'no worker id is free%' FROM snowflake_status")
+	  or die 'no exhaustion reported';
+	my ($stdout, $stderr);
+	$third->psql('postgres', "\\set VERBOSITY verbose\nSELECT snowflake_nextval()", stdout => \$stdout, stderr => \$stderr);
+	like($stderr, qr/ERROR:  55000: snowflake has no worker id: the registry has not granted one to this server/,
+		'worker ids exhausted: generation refused with SQLSTATE 55000');
+	like($stderr, qr/DETAIL:  The registry "[^"]*dbname=small[^"]*" was last reached at .*; since then: no worker id is free in the snowflake registry/,
+		'the detail names the registry, when it was reached, and that no worker id is free');
+
+	# the operator releases the killed incarnation's worker id: the third node
+	# gets it, its ids starting after the last window granted for it
+	my $old_until = $registry->safe_psql('small', "SELECT high_water_ms FROM snowflake_registry.workers WHERE worker_id = $first");
+	is($registry->safe_psql('small', "SELECT snowflake_registry_release($first)"), 't', 'snowflake_registry_release(worker_id) frees it');
+	is(wait_for_worker($third), $first, 'the third node is granted it');
+	my $id = $third->safe_psql('postgres', 'SELECT snowflake_nextval()');
+	cmp_ok(DEFAULT_EPOCH_MS + time_of($id), '>=', $old_until, 'its first id is at or after the end of the window granted before');
+	$third->stop;
+	$node->stop;
+}
+
+# ---------------------------------------------------------------------------
+# 3 and 4. the registry unreachable: for less than the window, then past it
+my $conninfo = registry_create($registry, 'fleet', '[0,1024)', '10 min');
+my $node = registry_node('a', $conninfo);
+$node->start;
+$node->safe_psql('postgres', $schema);
+wait_for_worker($node);
+
+# Latencies (ms) of a pgbench run's transactions, from its per-transaction log.
+sub latencies
+{
+	my ($prefix) = @_;
+	my @ms;
+	for my $file (glob "$prefix.*")
+	{
+		for (split /\n/, slurp_file($file))
+		{
+			my @f = split / /;
+			push @ms, $f[2] / 1000;
+		}
+	}
+	return sort { $a <=> $b } @ms;
+}
+
+{
+	my $logs = PostgreSQL::Test::Utils::tempdir();
+	my $base = start_load($node, 3, 200, '--log', "--log-prefix=$logs/base");
+	$base->{run}->finish;
+	my @base = latencies("$logs/base");
+
+	my $load = start_load($node, 5, 200, '--log', "--log-prefix=$logs/outage");
+	usleep(1_000_000);    # a second of load before the fault
+	my $stopped = signal_node($registry, 'STOP');
+	$node->poll_query_until('postgres', "SELECT registry_error IS NOT NULL FROM snowflake_status")
+	  or die 'the registry outage was not noticed';
+	usleep(2_500_000);    # the outage: 3 s in all, half the window
+	signal_node($registry, 'CONT');
+	$load->{run}->finish;
+	my @outage = latencies("$logs/outage");
+	is($node->safe_psql('postgres', 'SELECT count(*) FROM errs'), 0,
+		"the registry stopped (SIGSTOP, $stopped processes) for 3 s, under a 6 s window: no error");
+	my $rows = scalar @outage;
+	my ($base_avg, $outage_avg) = map { my @l = @$_; my $s = 0; $s += $_ for @l; $s / @l } \@base, \@outage;
+	note sprintf('insert latency, registry up: avg %.2f ms, max %.2f ms (%d inserts); registry stopped: avg %.2f ms, max %.2f ms (%d inserts)',
+		$base_avg, $base[-1], scalar @base, $outage_avg, $outage[-1], $rows);
+	cmp_ok($outage[-1], '<', 1000,
+		'no insert waited on the registry (each call to it waits up to 1 s for an answer)');
+	$node->poll_query_until('postgres', "SELECT registry_error IS NULL FROM snowflake_status")
+	  or die 'the registry did not answer again';
+}
+
+{
+	$node->safe_psql('postgres', 'TRUNCATE ids, errs');
+	my $load = start_load($node, 30, 100);
+	$node->poll_query_until('postgres', 'SELECT count(*) > 10 FROM ids') or die 'no load';
+	$registry->stop('fast');
+	$node->poll_query_until('postgres', "SELECT registry_error IS NOT NULL FROM snowflake_status")
+	  or die 'the registry outage was not noticed';
+	my $until = status($node, 'window_until');
+	$node->poll_query_until('postgres', "SELECT clock_timestamp() > '$until'::timestamptz + interval '1.5 s'")
+	  or die 'the window did not end';
+	ok($node->log_contains(qr/WARNING:  snowflake: the window of worker id \d+ ends in \d+ ms/),
+		'a warning in the log while less than half the window was left');
+	$registry->start;
+	my $up = $registry->safe_psql('postgres', 'SELECT clock_timestamp()');
+	$node->poll_query_until('postgres', "SELECT count(*) > 0 FROM ids WHERE at > '$up'") or die 'ids did not resume';
+	my $resumed = $node->safe_psql('postgres', "SELECT min(at) FROM ids WHERE at > '$up'");
+	$load->{run}->kill_kill;
+
+	my ($first_error, $errors, $last_ok_before) = split /\|/, $node->safe_psql('postgres', qq{
+		SELECT min(at), count(*), (SELECT max(at) FROM ids WHERE at < (SELECT min(at) FROM errs)) FROM errs});
+	cmp_ok($errors, '>', 0, "errors while the window was over ($errors)");
+	my $ms = sub { $node->safe_psql('postgres', "SELECT round(extract(epoch FROM '$_[0]'::timestamptz - '$_[1]'::timestamptz) * 1000)") };
+	my ($error_vs_until, $ok_vs_until, $resume_after) = ($ms->($first_error, $until), $ms->($last_ok_before, $until), $ms->($resumed, $up));
+	note "window end $until; last id before it ${ok_vs_until} ms from it, first error ${error_vs_until} ms from it; the registry back at $up, ids again ${resume_after} ms later";
+	cmp_ok($error_vs_until, '>=', 0, 'errors start at the window\'s end, not before');
+	cmp_ok($ok_vs_until, '>', -250, 'ids were issued until the window\'s end (at 100 a second)');
+	cmp_ok($resume_after, '<=', 1500, 'ids again within a renewal (500 ms) and a reconnection after the registry is back');
+	is($node->safe_psql('postgres', qq{SELECT count(*) FROM ids WHERE snowflake_to_timestamp(id) >= '$until' AND at < '$up'}),
+		0, 'no id at or past the window\'s end before the registry renewed it');
+	is($node->safe_psql('postgres', 'SELECT DISTINCT sqlstate FROM errs'), '55000', 'the errors have SQLSTATE 55000');
+	like($node->safe_psql('postgres', 'SELECT message || \' / \' || detail FROM errs LIMIT 1'),
+		qr/^the registry's window for snowflake worker id \d+ ended at .* \/ The registry "[^"]*dbname=fleet[^"]*" was last reached at .*; since then: /,
+		'the error names the window\'s end, the registry and when it answered last');
+	$node->stop;
+}
+
+# ---------------------------------------------------------------------------
+# 5. a holder stopped past its window while another node is granted its worker id
+{
+	my $one = registry_create($registry, 'one', '[0,1)', '1 s');
+	my $holder = registry_node('p', $one);
+	$holder->start;
+	$holder->safe_psql('postgres', $schema);
+	wait_for_worker($holder);
+	my $load = start_load($holder, 60, 100);
+	$holder->poll_query_until('postgres', 'SELECT count(*) > 10 FROM ids') or die 'no load';
+	signal_node($holder, 'STOP');
+	my $until_ms;
+	$registry->poll_query_until('one', 'SELECT clock_timestamp() > to_timestamp((expires_ms + 1500) / 1000.0) FROM snowflake_registry.workers')
+	  or die 'the window did not end';
+	$until_ms = $registry->safe_psql('one', 'SELECT expires_ms FROM snowflake_registry.workers');
+	my $other = registry_node('q', $one);
+	$other->start;
+	$other->safe_psql('postgres', $schema);
+	is(wait_for_worker($other), 0, 'with the holder stopped past its window and the quarantine, another node is granted its worker id');
+	$other->safe_psql('postgres', 'INSERT INTO ids (id) SELECT snowflake_nextvals(2000)');
+	signal_node($holder, 'CONT');
+	$holder->poll_query_until('postgres', "SELECT registry_error LIKE 'no worker id is free%' FROM snowflake_status")
+	  or die 'the resumed holder did not find its grant lost';
+	$holder->poll_query_until('postgres', "SELECT count(*) >= 10 FROM errs") or die 'the resumed holder issued no error';
+	$load->{run}->kill_kill;
+	ok($holder->log_contains(qr/the registry no longer grants worker id 0 to this server; claiming another/),
+		'the resumed holder logs that its grant is gone');
+	my $held = $holder->safe_psql('postgres', "SELECT count(*), max(id) FROM ids");
+	my ($held_count) = split /\|/, $held;
+	is($holder->safe_psql('postgres', "SELECT count(*) FROM ids WHERE extract(epoch FROM snowflake_to_timestamp(id)) * 1000 >= $until_ms"),
+		0, "resumed: 0 ids at or past its window's end ($held_count ids before it)");
+	is($other->safe_psql('postgres', "SELECT count(*) FROM ids WHERE extract(epoch FROM snowflake_to_timestamp(id)) * 1000 < $until_ms"),
+		0, "the other node's ids are all at or past that end");
+	my %seen;
+	my $duplicates = 0;
+	for my $n ($holder, $other)
+	{
+		$seen{$_}++ and $duplicates++ for split /\n/, $n->safe_psql('postgres', 'SELECT id FROM ids');
+	}
+	is($duplicates, 0, sprintf('0 duplicates in the union of both nodes\' %d ids', scalar keys %seen));
+	$holder->stop;
+	$other->stop;
+}
+
+# ---------------------------------------------------------------------------
+# 6. clock skew: claims beyond snowflake.registry_max_skew (2 s here) refused
+my $libfaketime = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
+SKIP:
+{
+	skip "libfaketime is not installed ($libfaketime)", 6 unless -e $libfaketime;
+	my %skewed;
+	for my $case ([ 'half', '+1' ], [ 'twice', '+4' ], [ 'ten_min', '+600' ])
+	{
+		my ($name, $offset) = @$case;    # seconds ahead
+		my $n = registry_node("skew_$name", $conninfo, "snowflake.registry_max_skew = '2s'\n");
+		local $ENV{LD_PRELOAD}                   = $libfaketime;
+		local $ENV{FAKETIME}                     = $offset;
+		local $ENV{FAKETIME_DONT_FAKE_MONOTONIC} = '1';
+		$n->start;
+		$skewed{$name} = $n;
+	}
+	my $half = $skewed{half};
+	$half->safe_psql('postgres', 'CREATE EXTENSION snowflake');
+	my $worker = wait_for_worker($half);
+	ok(defined $worker, "a clock 1 s ahead (half the bound): worker id $worker claimed");
+	for my $name ('twice', 'ten_min')
+	{
+		my $n = $skewed{$name};
+		$n->safe_psql('postgres', 'CREATE EXTENSION snowflake');
+		$n->poll_query_until('postgres', "SELECT registry_error LIKE 'this server''s clock is % ms ahead of the registry''s%' FROM snowflake_status")
+		  or die "$name: no skew reported";
+		my $ahead = $name eq 'twice' ? '4 s (twice the bound)' : '10 min';
+		is(status($n, 'worker_id'), '', "a clock $ahead ahead: no worker id claimed");
+		my ($out, $err);
+		$n->psql('postgres', 'SELECT snowflake_nextval()', stdout => \$out, stderr => \$err);
+		like($err, qr/snowflake has no worker id.*more than snowflake\.registry_max_skew \(2000 ms\)/s,
+			"a clock $ahead ahead: generation refused, saying why");
+	}
+	# the skewed node and an unskewed one: ids of both, none shared
+	my $plain = registry_node('plain', $conninfo);
+	$plain->start;
+	$plain->safe_psql('postgres', 'CREATE EXTENSION snowflake');
+	wait_for_worker($plain);
+	my %seen;
+	my $duplicates = 0;
+	for my $n ($half, $plain)
+	{
+		$seen{$_}++ and $duplicates++ for split /\n/, $n->safe_psql('postgres', 'SELECT snowflake_nextvals(5000)');
+	}
+	is($duplicates, 0, 'a node 1 s ahead and one on time: 0 duplicates in 10,000 ids');
+	ok(!$skewed{twice}->log_contains(qr/claimed from the registry/), 'the node twice the bound ahead claimed nothing');
+	$_->stop for values %skewed, $plain;
+}
+
+# ---------------------------------------------------------------------------
+# 7. 200 claimants racing for 10 free worker ids
+{
+	registry_create($registry, 'race', '[0,10)', '10 min');
+	my $claim = PostgreSQL::Test::Utils::tempdir() . '/claim.sql';
+	append_to_file($claim, "SELECT * FROM snowflake_registry_claim('holder-' || :client_id, 'racer ' || :client_id, NULL, 1023, 60000, "
+		  . DEFAULT_EPOCH_MS . ", 'time=41 worker=10 sequence=12');\n");
+	my ($out, $err) = ('', '');
+	IPC::Run::run([ 'pgbench', '-n', '-f', $claim, '-c', '200', '-j', '2', '-t', '1',
+		'-h', $registry->host, '-p', $registry->port, 'race' ], '>', \$out, '2>', \$err);
+	my $refused = () = $err =~ /no worker id is free in the snowflake registry/g;
+	is($refused, 190, '190 of the 200 claims refused: no worker id free');
+	is($registry->safe_psql('race', 'SELECT count(*), count(DISTINCT worker_id), count(DISTINCT holder_name) FROM snowflake_registry.grants'),
+		'10|10|10', '10 grants, each of another worker id to another claimant');
+	is($registry->safe_psql('race', "SELECT count(*), count(DISTINCT holder) FROM snowflake_registry.workers WHERE holder IS NOT NULL"),
+		'10|10', 'each worker id held once');
+}
+
+# ---------------------------------------------------------------------------
+# 8. failover: a standby claims its own worker id; promoted with the registry down, it generates at once
+{
+	my $primary = registry_node('primary', $conninfo, undef, allows_streaming => 1);
+	$primary->start;
+	$primary->safe_psql('postgres', $schema);
+	my $primary_worker = wait_for_worker($primary);
+	$primary->backup('b');
+	my $standby = PostgreSQL::Test::Cluster->new('standby');
+	$standby->init_from_backup($primary, 'b', has_streaming => 1);
+	$standby->start;
+	my $standby_worker = wait_for_worker($standby);
+	isnt($standby_worker, $primary_worker, "the standby holds a worker id of its own ($standby_worker; the primary's: $primary_worker) while in recovery");
+	is($standby->safe_psql('postgres', 'SELECT pg_is_in_recovery()'), 't', 'still a standby');
+	$primary->safe_psql('postgres', 'INSERT INTO ids (id) SELECT snowflake_nextvals(5000)');
+	my $max = $primary->safe_psql('postgres', 'SELECT max(id) FROM ids');
+	$primary->wait_for_catchup($standby);
+	$registry->stop('fast');
+	$primary->stop('immediate');
+	$standby->promote;
+	my $id = $standby->safe_psql('postgres', 'INSERT INTO ids (id) VALUES (snowflake_nextval()) RETURNING id');
+	cmp_ok($id, '>', $max, 'promoted with the registry down: an id at once, above every id of its old primary');
+	is(($id >> 12) & 1023, $standby_worker, 'under its own worker id');
+	$registry->start;
+	$standby->stop;
+}
+
+$registry->stop;
+done_testing();

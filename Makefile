@@ -1,9 +1,10 @@
 # snowflake — PGXS build. `make && make install`; tests: test/run; benchmark: make bench.
 EXTENSION = snowflake
 MODULE_big = snowflake
-DATA = sql/snowflake--1.0.sql
+# every install and upgrade script (a released one is never edited: docs/development.md)
+DATA = $(wildcard sql/snowflake--*.sql)
 CORE_OBJS = src/core/text.o src/core/codec.o src/core/layouts.o src/core/ff1.o
-OBJS = $(CORE_OBJS) src/pg/module.o src/pg/lease.o src/pg/generate.o src/pg/type.o src/pg/ids.o src/pg/estimate.o src/pg/errors.o src/pg/public.o src/pg/registry.o
+OBJS = $(CORE_OBJS) src/pg/boundary.o src/pg/state.o src/pg/module.o src/pg/lease_file.o src/pg/lease_wal.o src/pg/lease_writer.o src/pg/fence.o src/pg/generate.o src/pg/type.o src/pg/ids.o src/pg/estimate.o src/pg/errors.o src/pg/public.o src/pg/registry.o
 # appended to, so that `make PG_CXXFLAGS=...` keeps C++20
 override PG_CXXFLAGS += -std=c++20 -Wno-register -Wno-missing-field-initializers
 # OpenSSL's AES for public ids (FF1), as pgcrypto uses it
@@ -84,5 +85,15 @@ bench-core: $(BENCH_CORE)
 bench: $(BENCH_CORE)
 	BENCH_CORE=$(abspath $(BENCH_CORE)) bash test/bench/run
 
-.PHONY: unit fuzz bench bench-core
+# The release tarball of the committed tree (git archive): snowflake-<version>.tar.gz
+DIST_VERSION = $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" snowflake.control)
+dist:
+	git archive --format=tar.gz --prefix=snowflake-$(DIST_VERSION)/ -o snowflake-$(DIST_VERSION).tar.gz HEAD
+	@echo "snowflake-$(DIST_VERSION).tar.gz"
+
+# The house rules of src/pg: the one boundary, and no two files needing each other.
+check-house: $(OBJS)
+	python3 test/house $(filter src/pg/%,$(OBJS))
+
+.PHONY: unit fuzz bench bench-core dist check-house
 EXTRA_CLEAN = $(BENCH_CORE) $(GTEST_BIN) $(GTEST_BIN)-tsan $(GTEST_BIN)-asan $(FUZZ_BINS) tmp_check results regression.diffs regression.out

@@ -85,7 +85,7 @@ CREATE TABLE notes (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, note tex
 INSERT INTO tags (tag) VALUES ('x'), ('y');
 INSERT INTO notes (note) VALUES ('x'), ('y');
 SELECT step, table_name, column_name, old_type, new_type, action, statement FROM snowflake_convert_column('tags', 'id');
--- ALWAYS refuses the ids an INSERT gives, a default cannot (issue 19: it
+-- ALWAYS refuses the ids an INSERT gives, a default cannot (regression: it
 -- silently became insertable): refused, with the way to accept it
 SELECT * FROM pg_temp.error_of($$SELECT snowflake_convert_column('notes', 'id')$$);
 SELECT pg_temp.column_of('notes', 'id') AS notes_id;
@@ -248,7 +248,7 @@ DROP TABLE customers, orders, events, tags, notes, shared_a, shared_b, owner_t, 
 DROP SEQUENCE shared_seq;
 
 --
--- CHECK constraints a snowflake id would violate (issue 19: CHECK (id > 0 AND
+-- CHECK constraints a snowflake id would violate (regression: CHECK (id > 0 AND
 -- id < 1000000) converted, then every insert failed): refused, on the key and
 -- on a referencing column, nothing changed; a CHECK ids pass converts
 --
@@ -269,7 +269,7 @@ INSERT INTO positive_ids (note) VALUES ('two') RETURNING id > 1000000 AS snowfla
 DROP TABLE capped_refs, positive_ids, small_ids;
 
 --
--- a published table (issue 19: its subscribers failed to apply the new ids
+-- a published table (regression: its subscribers failed to apply the new ids
 -- and replication stopped): refused, saying what each subscriber must do
 -- first, unless subscribers_widened
 --
@@ -288,7 +288,7 @@ DROP TABLE published;
 
 --
 -- the report names every table a step rewrites or re-defaults, partitions
--- and inheritance children included (issue 19: only the parent was listed,
+-- and inheritance children included (regression: only the parent was listed,
 -- and a child's own DEFAULT 42 was overwritten unreported), with its rows and
 -- how long the locks have been held
 --
@@ -323,7 +323,7 @@ SELECT c.relname, pg_temp.column_of(c.oid, 'animal_id') AS animal_id
 DROP TABLE visits, cats, dogs, animals;
 
 --
--- domains (issue 19): a referencing column of a domain over integer cannot
+-- domains: a referencing column of a domain over integer cannot
 -- be widened through its domain; a domain over bigint whose constraint
 -- refuses snowflake ids is refused; one that takes them converts
 --
@@ -342,7 +342,7 @@ DROP TABLE rooms, houses;
 DROP DOMAIN small_ref, capped_ref, positive_ref;
 
 --
--- a dry run works in a read-only transaction (issue 19: it made temporary
+-- a dry run works in a read-only transaction (regression: it made temporary
 -- tables), as on a hot standby; the conversion itself is refused there
 --
 CREATE TABLE readonly_t (id serial PRIMARY KEY);

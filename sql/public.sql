@@ -1,4 +1,4 @@
--- Public ids (issue 21): snowflake_to_public / snowflake_from_public, FF1
+-- Public ids: snowflake_to_public / snowflake_from_public, FF1
 -- with AES over the id's 63 bits (checked against NIST's samples in
 -- test/unit/ff1_test.cpp), 13 Crockford base32 characters naming the key.
 SET client_min_messages = warning;

@@ -113,9 +113,11 @@ bool parse_timestamp(const char* text, std::int64_t& unix_ms) noexcept {
 
 namespace {
 
+// The lease file's format. 5 is the first released: 1 to 4 were never
+// released, and are not read.
 constexpr int kLeaseVersion = 5;
 
-// The checksum line of version 4: "crc32c " and 8 lower-case hex digits.
+// The checksum line: "crc32c " and 8 lower-case hex digits.
 constexpr std::size_t kChecksumLine = 16;
 
 constexpr std::array<std::uint32_t, 256> kCrc32cTable = [] {
@@ -140,33 +142,27 @@ __attribute__((format(printf, 3, 4))) void appendf(char* buf, std::size_t& n, co
     n = written < 0 ? kLeaseTextMax : n + static_cast<std::size_t>(written);
 }
 
-std::size_t format_lease_version(const Lease& lease, int version, char* buf) noexcept {
+std::size_t format_lease_text(const Lease& lease, char* buf) noexcept {
     std::size_t n = 0;
-    appendf(buf, n, "snowflake lease %d\nepoch_unix_ms %lld\nlease_ms %llu\n", version,
-            static_cast<long long>(lease.epoch_unix_ms), static_cast<unsigned long long>(lease.lease_ms));
+    appendf(buf, n, "snowflake lease %d\nepoch_unix_ms %lld\nlease_ms %llu\nclock_ms %llu\n", kLeaseVersion,
+            static_cast<long long>(lease.epoch_unix_ms), static_cast<unsigned long long>(lease.lease_ms),
+            static_cast<unsigned long long>(lease.clock_ms));
     const auto append = [&](const char* text) { appendf(buf, n, "%s", text); };
-    if (version >= 2) appendf(buf, n, "clock_ms %llu\n", static_cast<unsigned long long>(lease.clock_ms));
-    if (version >= 3) {
-        if (lease.worker_id == kNoWorker)
-            append("worker_id none\n");
-        else
-            appendf(buf, n, "worker_id %u\n", lease.worker_id);
-    }
-    if (version >= 4) {
-        append("fenced");
-        if (lease.fenced_count == 0) append(" none");
-        for (std::size_t i = 0; i < std::min<std::size_t>(lease.fenced_count, kMaxFenced); ++i)
-            appendf(buf, n, " %u", lease.fenced[i]);
-        append("\n");
-        appendf(buf, n, "directory %llu %llu\n", static_cast<unsigned long long>(lease.directory_host),
-                static_cast<unsigned long long>(lease.directory_inode));
-        if (version >= 5) {
-            char layout[kLayoutTextMax];
-            format_node_layout(lease.layout, layout);
-            appendf(buf, n, "layout %s\n", layout);
-        }
-        if (n < kLeaseTextMax) appendf(buf, n, "crc32c %08x\n", crc32c(buf, n));
-    }
+    if (lease.worker_id == kNoWorker)
+        append("worker_id none\n");
+    else
+        appendf(buf, n, "worker_id %u\n", lease.worker_id);
+    append("fenced");
+    if (lease.fenced_count == 0) append(" none");
+    for (std::size_t i = 0; i < std::min<std::size_t>(lease.fenced_count, kMaxFenced); ++i)
+        appendf(buf, n, " %u", lease.fenced[i]);
+    append("\n");
+    appendf(buf, n, "directory %llu %llu\n", static_cast<unsigned long long>(lease.directory_host),
+            static_cast<unsigned long long>(lease.directory_inode));
+    char layout[kLayoutTextMax];
+    format_node_layout(lease.layout, layout);
+    appendf(buf, n, "layout %s\n", layout);
+    if (n < kLeaseTextMax) appendf(buf, n, "crc32c %08x\n", crc32c(buf, n));
     return n < kLeaseTextMax ? n : 0;
 }
 
@@ -191,90 +187,75 @@ std::uint32_t crc32c(const void* data, std::size_t length) noexcept {
     return crc ^ 0xFFFFFFFFu;
 }
 
-std::size_t format_lease(const Lease& lease, char* buf) noexcept {
-    return format_lease_version(lease, kLeaseVersion, buf);
-}
+std::size_t format_lease(const Lease& lease, char* buf) noexcept { return format_lease_text(lease, buf); }
 
 LeaseText parse_lease(const char* text, std::size_t length, Lease& lease) noexcept {
     char copy[kLeaseTextMax];
     if (length == 0 || length >= sizeof copy) return LeaseText::Malformed;
     std::memcpy(copy, text, length);
     copy[length] = '\0';
-    static constexpr char kHeader[] = "snowflake lease ";
+    static constexpr char kHeader[] = "snowflake lease 5\n";
+    static_assert(kLeaseVersion == 5);
     if (std::strncmp(copy, kHeader, sizeof kHeader - 1) != 0) return LeaseText::Malformed;
     const char* p = copy + sizeof kHeader - 1;
-    const int version = *p - '0';
-    if (version < 1 || version > kLeaseVersion || p[1] != '\n') return LeaseText::Malformed;
-    p += 2;
-    // Version 4 ends with the checksum of what precedes it: checked first, so
+    // The text ends with the checksum of what precedes it: checked first, so
     // that any damage to the fields is reported as such.
-    std::size_t body = length;
-    if (version >= 4) {
-        unsigned int stored = 0;
-        char hex[9] = {};
-        if (length < kChecksumLine || std::strncmp(copy + length - kChecksumLine, "crc32c ", 7) != 0 ||
-            copy[length - 1] != '\n')
-            return LeaseText::Malformed;
-        std::memcpy(hex, copy + length - kChecksumLine + 7, 8);
-        for (const char c : hex)
-            if (c != '\0' && !is_digit(c) && !(c >= 'a' && c <= 'f')) return LeaseText::Malformed;
-        if (std::sscanf(hex, "%8x", &stored) != 1) return LeaseText::Malformed;
-        body = length - kChecksumLine;
-        if (crc32c(copy, body) != stored) return LeaseText::BadChecksum;
-        copy[body] = '\0';
-    }
+    unsigned int stored = 0;
+    char hex[9] = {};
+    if (length < kChecksumLine || std::strncmp(copy + length - kChecksumLine, "crc32c ", 7) != 0 ||
+        copy[length - 1] != '\n')
+        return LeaseText::Malformed;
+    std::memcpy(hex, copy + length - kChecksumLine + 7, 8);
+    for (const char c : hex)
+        if (c != '\0' && !is_digit(c) && !(c >= 'a' && c <= 'f')) return LeaseText::Malformed;
+    if (std::sscanf(hex, "%8x", &stored) != 1) return LeaseText::Malformed;
+    const std::size_t body = length - kChecksumLine;
+    if (crc32c(copy, body) != stored) return LeaseText::BadChecksum;
+    copy[body] = '\0';
     Lease parsed{0, 0, 0, kNoWorker};
     std::uint64_t epoch, value;
-    if (!lease_field(p, "epoch_unix_ms", kMaxId, epoch) ||
-        !lease_field(p, "lease_ms", kMaxId, parsed.lease_ms))
+    bool overflow;
+    if (!lease_field(p, "epoch_unix_ms", kMaxId, epoch) || !lease_field(p, "lease_ms", kMaxId, parsed.lease_ms) ||
+        !lease_field(p, "clock_ms", kMaxId, parsed.clock_ms))
         return LeaseText::Malformed;
     parsed.epoch_unix_ms = static_cast<std::int64_t>(epoch);
-    if (version >= 2 && !lease_field(p, "clock_ms", kMaxId, parsed.clock_ms)) return LeaseText::Malformed;
-    if (version >= 3) {
-        if (std::strncmp(p, "worker_id none\n", 15) == 0) {
-            p += 15;
-        } else {
-            if (!lease_field(p, "worker_id", kMaxAnyWorker, value)) return LeaseText::Malformed;
-            parsed.worker_id = static_cast<std::uint32_t>(value);
-        }
+    if (std::strncmp(p, "worker_id none\n", 15) == 0) {
+        p += 15;
+    } else {
+        if (!lease_field(p, "worker_id", kMaxAnyWorker, value)) return LeaseText::Malformed;
+        parsed.worker_id = static_cast<std::uint32_t>(value);
     }
-    if (version >= 4) {
-        bool overflow;
-        // "fenced none" or "fenced" and up to kMaxFenced ascending worker ids
-        if (std::strncmp(p, "fenced", 6) != 0) return LeaseText::Malformed;
+    // "fenced none" or "fenced" and up to kMaxFenced ascending worker ids
+    if (std::strncmp(p, "fenced", 6) != 0) return LeaseText::Malformed;
+    p += 6;
+    if (std::strncmp(p, " none\n", 6) == 0) {
         p += 6;
-        if (std::strncmp(p, " none\n", 6) == 0) {
-            p += 6;
-        } else {
-            while (*p == ' ') {
-                ++p;
-                if (parsed.fenced_count == kMaxFenced ||
-                    !unsigned_decimal(p, kMaxAnyWorker, value, overflow) || overflow ||
-                    (parsed.fenced_count > 0 && value <= parsed.fenced[parsed.fenced_count - 1]))
-                    return LeaseText::Malformed;
-                parsed.fenced[parsed.fenced_count++] = static_cast<std::uint32_t>(value);
-            }
-            if (parsed.fenced_count == 0 || *p != '\n') return LeaseText::Malformed;
+    } else {
+        while (*p == ' ') {
             ++p;
+            if (parsed.fenced_count == kMaxFenced || !unsigned_decimal(p, kMaxAnyWorker, value, overflow) ||
+                overflow || (parsed.fenced_count > 0 && value <= parsed.fenced[parsed.fenced_count - 1]))
+                return LeaseText::Malformed;
+            parsed.fenced[parsed.fenced_count++] = static_cast<std::uint32_t>(value);
         }
-        if (!lease_field(p, "directory", UINT64_MAX, parsed.directory_host, ' ') ||
-            !unsigned_decimal(p, UINT64_MAX, parsed.directory_inode, overflow) || overflow || *p != '\n')
-            return LeaseText::Malformed;
+        if (parsed.fenced_count == 0 || *p != '\n') return LeaseText::Malformed;
         ++p;
-        // version 5: "layout <snowflake.layout>" (earlier ones: the default layout)
-        if (version >= 5) {
-            const char* problem;
-            char* end = std::strchr(const_cast<char*>(p), '\n');
-            if (std::strncmp(p, "layout ", 7) != 0 || end == nullptr) return LeaseText::Malformed;
-            *end = '\0';
-            if (!parse_node_layout(p + 7, parsed.layout, problem)) return LeaseText::Malformed;
-            p = end + 1;
-        }
-        if (static_cast<std::size_t>(p - copy) != body) return LeaseText::Malformed;
     }
+    if (!lease_field(p, "directory", UINT64_MAX, parsed.directory_host, ' ') ||
+        !unsigned_decimal(p, UINT64_MAX, parsed.directory_inode, overflow) || overflow || *p != '\n')
+        return LeaseText::Malformed;
+    ++p;
+    // "layout <snowflake.layout>", as format_node_layout writes it
+    const char* problem;
+    char* end = std::strchr(const_cast<char*>(p), '\n');
+    if (std::strncmp(p, "layout ", 7) != 0 || end == nullptr) return LeaseText::Malformed;
+    *end = '\0';
+    if (!parse_node_layout(p + 7, parsed.layout, problem)) return LeaseText::Malformed;
+    p = end + 1;
+    if (static_cast<std::size_t>(p - copy) != body) return LeaseText::Malformed;
     // Exactly what format_lease writes (wrote): no leading zeros, nothing after a NUL.
     char written[kLeaseTextMax];
-    if (format_lease_version(parsed, version, written) != length ||
+    if (format_lease_text(parsed, written) != length ||
         std::memcmp(written, text, length) != 0)
         return LeaseText::Malformed;
     lease = parsed;

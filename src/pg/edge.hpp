@@ -27,14 +27,14 @@ extern "C" {
 
 namespace snowflake::pg {
 
-// Settings (GUC variables); see module.cpp. The worker id in effect is the
+// Settings (GUC variables; state.cpp). The worker id in effect is the
 // shared one (GeneratorState::worker_id), which the lease writer applies.
 extern int worker_id_setting;  // -1: unset
 extern int max_lead_setting;   // ms
 extern int lease_span_setting;  // ms
 extern char* epoch_setting;
 extern char* layout_setting;
-extern char* registry_setting;       // libpq conninfo; empty: none (registry.cpp)
+extern char* registry_setting;       // libpq conninfo; empty: none
 extern int registry_window_setting;  // ms
 extern int registry_renew_setting;   // ms
 extern int registry_max_skew_setting;  // ms
@@ -79,7 +79,13 @@ struct SharedState {
 static_assert(std::is_standard_layout_v<SharedState>);
 
 SharedState* shared_state();  // null unless loaded by shared_preload_libraries
-// A background worker of this library with shared memory, restarted after 1 s (module.cpp).
+void set_shared_state(SharedState* state);  // module.cpp, at shared memory start-up
+// Defines the settings but the registry's and the public key's (their files
+// do), from _PG_init; a bad value is FATAL at server start.
+void define_settings();
+void refuse_bad_setting_at_start(const char* name, const char* value);
+char* configured_value(const char* name);  // what the configuration gave it, if anything
+// A background worker of this library with shared memory, restarted after 1 s.
 void register_worker(const char* function, const char* name, BgWorkerStartTime start);
 // snowflake.epoch or snowflake.layout changed on a node that has issued ids:
 // an ERROR saying so, with the way out for generation or for decoding (generate.cpp).
@@ -88,39 +94,6 @@ Config generator_config();
 
 // snowflake.public_key, the key of public ids (public.cpp); from _PG_init.
 void define_public_key_setting();
-
-// The durable lease and the lease writer (lease.cpp).
-void load_lease(SharedState& shared);  // at shared memory start-up
-void shrink_lease_at_shutdown(int code, Datum);
-void register_lease_wal();
-void register_lease_worker();
-// Whether a repeated fault is reported now (at most once a second); when it
-// is, `unreported` is how many were not since the last report.
-bool report_now(SharedState::Throttle& throttle, std::uint64_t& unreported);
-// How long the lease writer has not turned, in ms (0: it turns, or none runs).
-std::int64_t writer_stalled_ms(const SharedState& state);
-// The error of a call the lease could not be extended for; its server log
-// lines are throttled like the faults (install_log_throttle, from _PG_init).
-#define SNOWFLAKE_LEASE_NOT_EXTENDED "could not extend the snowflake lease"
-void install_log_throttle();
-// Waits (interruptibly) until the durable lease covers `needed_ms`.
-void extend_lease(SharedState& shared, std::uint64_t needed_ms);
-// Lifts the fence on the worker id in effect; returns it, or kNoWorker.
-std::uint32_t adopt_worker_id(SharedState& shared);
-
-// Worker ids claimed from a registry (registry.cpp).
-void define_registry_settings(GucContext postmaster);  // before snowflake.worker_id
-void make_incarnation();  // in the postmaster, from _PG_init
-void register_registry_worker();
-// At a clean shutdown: gives the worker id back, every id being below `used_until_ms`.
-void release_registry_grant(SharedState& shared, std::int64_t used_until_ms);
-// NoWorker or WindowEnded under a registry: an ERROR naming the registry and when it answered last.
-[[noreturn]] void refuse_without_grant(const SharedState& shared, Status status);
-// Why the last call to the registry failed ("" after a success).
-void registry_error(const SharedState::Registry& registry, char (&text)[256]);
-// The registry's conninfo without secrets (host, port, dbname, user).
-const char* registry_name();
-
 // Row estimates on snowflake columns as for bigint (estimate.cpp); from _PG_init.
 void install_estimate_hook();
 
@@ -148,26 +121,41 @@ Datum fields_datum(FunctionCallInfo fcinfo, TimestampTz ts, std::uint32_t worker
 // The one error boundary for failures the core reports.
 [[noreturn]] void refuse_call(Status status);
 
-// Declares an SQL-callable function whose body is C++. An exception never
-// reaches PostgreSQL's C frames: its message is copied, the catch is left,
-// and only then is the ERROR raised.
-[[noreturn]] void raise_exception(const char* what);
+// The one boundary between PostgreSQL's C frames and C++: every function
+// PostgreSQL calls — SQL functions (SNOWFLAKE_FUNCTION), hooks, GUC check and
+// assign hooks, exit callbacks, background workers' mains, WAL callbacks,
+// _PG_init — is handed to it as SNOWFLAKE_CALLBACK(function, level). An
+// exception never crosses into PostgreSQL: its message is copied, the catch is
+// left, and only then is it reported at `level` (ERROR where a transaction can
+// abort, FATAL in a background worker or at start, PANIC in WAL replay).
+// test/house fails the build when a function reaches PostgreSQL another way.
+[[noreturn]] void raise_exception(int level, const char* what);
 
+template <auto Function, int Level>
+struct Boundary;
+template <class R, class... Args, R (*Function)(Args...), int Level>
+struct Boundary<Function, Level> {
+    static_assert(Level >= ERROR, "a reported exception must not return into the callback");
+    static R call(Args... args) {
+        char message[256];
+        try {
+            return Function(args...);
+        } catch (const std::exception& e) {
+            copy_name(message, e.what());
+        } catch (...) {
+            copy_name(message, "unknown C++ exception");
+        }
+        raise_exception(Level, message);
+    }
+};
+#define SNOWFLAKE_CALLBACK(function, level) (&::snowflake::pg::Boundary<&function, level>::call)
+
+// Declares an SQL-callable function whose body is C++, inside the boundary.
 #define SNOWFLAKE_FUNCTION(name)                                             \
     static Datum name##_body(FunctionCallInfo fcinfo);                       \
     extern "C" {                                                             \
     PG_FUNCTION_INFO_V1(name);                                               \
-    Datum name(PG_FUNCTION_ARGS) {                                           \
-        char message[256];                                                   \
-        try {                                                                \
-            return name##_body(fcinfo);                                      \
-        } catch (const std::exception& e) {                                  \
-            ::snowflake::pg::copy_name(message, e.what());                   \
-        } catch (...) {                                                      \
-            ::snowflake::pg::copy_name(message, "unknown C++ exception");    \
-        }                                                                    \
-        ::snowflake::pg::raise_exception(message);                           \
-    }                                                                        \
+    Datum name(PG_FUNCTION_ARGS) { return SNOWFLAKE_CALLBACK(name##_body, ERROR)(fcinfo); } \
     }                                                                        \
     static Datum name##_body(FunctionCallInfo fcinfo)
 

@@ -1,5 +1,6 @@
-// The error boundary: the core's failure statuses and C++ exceptions become ERRORs here.
+// The core's failure statuses become ERRORs here, each saying what to do.
 #include "edge.hpp"
+#include "registry.hpp"
 
 extern "C" {
 #include "utils/elog.h"
@@ -55,11 +56,6 @@ void refuse_call(Status status) {
             break;
     }
     elog(ERROR, "snowflake: unexpected generator status %d", static_cast<int>(status));
-    pg_unreachable();
-}
-
-void raise_exception(const char* what) {
-    ereport(ERROR, (errcode(ERRCODE_INTERNAL_ERROR), errmsg("snowflake: %s", what)));
     pg_unreachable();
 }
 

@@ -96,7 +96,7 @@ namespace snowflake::pg {
 
 void install_estimate_hook() {
     previous_relation_stats_hook = get_relation_stats_hook;
-    get_relation_stats_hook = relation_stats;
+    get_relation_stats_hook = SNOWFLAKE_CALLBACK(relation_stats, ERROR);
     CacheRegisterSyscacheCallback(TYPEOID, forget_type, 0);
 }
 

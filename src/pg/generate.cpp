@@ -1,5 +1,8 @@
 // snowflake_nextval(), snowflake_nextvals(n) and snowflake_status().
 #include "edge.hpp"
+#include "fence.hpp"
+#include "lease_writer.hpp"
+#include "registry.hpp"
 
 extern "C" {
 #include "access/htup_details.h"

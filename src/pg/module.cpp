@@ -1,9 +1,14 @@
-// Module start-up: settings and shared memory. The lease is in lease.cpp.
+// The module's start-up (the top of src/pg): settings, shared memory, the
+// lease and its background workers, hooks.
 #include "edge.hpp"
+#include "fence.hpp"
+#include "lease_file.hpp"
+#include "lease_wal.hpp"
+#include "lease_writer.hpp"
+#include "registry.hpp"
 
 extern "C" {
 #include "miscadmin.h"
-#include "postmaster/bgworker.h"
 #include "storage/ipc.h"
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
@@ -17,165 +22,10 @@ void _PG_init(void);
 #include <new>
 
 namespace snowflake::pg {
-
-int worker_id_setting = -1;
-int max_lead_setting = 1000;
-int lease_span_setting = 2000;
-char* epoch_setting = nullptr;
-char* layout_setting = nullptr;
-
 namespace {
 
-constexpr char kDefaultEpoch[] = "2024-01-01 00:00:00+00";
-constexpr std::int64_t kDefaultEpochUnixMs = 1704067200000;
-
-std::int64_t parsed_epoch_unix_ms = kDefaultEpochUnixMs;
-Layout parsed_layout = kDefaultLayout;
-SharedState* shared = nullptr;
 shmem_startup_hook_type previous_shmem_startup_hook = nullptr;
 shmem_request_hook_type previous_shmem_request_hook = nullptr;
-
-bool check_epoch(char** newval, void** extra, GucSource) {
-    std::int64_t unix_ms;
-    if (*newval == nullptr || !parse_timestamp(*newval, unix_ms)) {
-        GUC_check_errmsg("invalid value for parameter \"snowflake.epoch\": \"%s\"",
-                         *newval ? *newval : "");
-        GUC_check_errdetail("The epoch is a UTC timestamp from 1970-01-01 to 9999-12-31, "
-                            "such as '2024-01-01 00:00:00+00'.");
-        return false;
-    }
-    auto* parsed = static_cast<std::int64_t*>(guc_extra_alloc(sizeof(std::int64_t)));
-    if (parsed == nullptr) return false;
-    *parsed = unix_ms;
-    *extra = parsed;
-    return true;
-}
-
-void assign_epoch(const char*, void* extra) {
-    if (extra != nullptr) parsed_epoch_unix_ms = *static_cast<std::int64_t*>(extra);
-}
-
-bool check_layout(char** newval, void** extra, GucSource) {
-    Layout layout;
-    const char* problem = "it is empty";
-    if (*newval == nullptr || !parse_node_layout(*newval, layout, problem)) {
-        GUC_check_errmsg("invalid value for parameter \"snowflake.layout\": \"%s\": %s",
-                         *newval ? *newval : "", problem);
-        GUC_check_errhint("A layout is default, js53, sonyflake, or \"[unit=<n>ms] time=<bits> "
-                          "worker=<bits> sequence=<bits>\" from the highest bits down: at most 63 "
-                          "bits, 1..16 worker bits, 1..22 sequence bits, 1..1000 ms units.");
-        return false;
-    }
-    auto* parsed = static_cast<Layout*>(guc_extra_alloc(sizeof(Layout)));
-    if (parsed == nullptr) return false;
-    *parsed = layout;
-    *extra = parsed;
-    return true;
-}
-
-void assign_layout(const char*, void* extra) {
-    if (extra != nullptr) parsed_layout = *static_cast<Layout*>(extra);
-}
-
-// The worker id must fit the layout's worker field (at start and on reload).
-bool check_worker_id(int* newval, void**, GucSource) {
-    if (*newval >= 0 && registry_mode()) {
-        GUC_check_errmsg("snowflake.worker_id and snowflake.registry are both set");
-        GUC_check_errdetail("With snowflake.registry, the worker id is claimed from the registry.");
-        GUC_check_errhint("Set one of them: remove snowflake.worker_id, or empty snowflake.registry.");
-        return false;
-    }
-    if (*newval < 0 || static_cast<std::uint64_t>(*newval) <= parsed_layout.max_worker) return true;
-    GUC_check_errmsg("%d is outside the valid range for parameter \"snowflake.worker_id\" (-1 .. %llu)",
-                     *newval, static_cast<unsigned long long>(parsed_layout.max_worker));
-    GUC_check_errdetail("The worker ids of snowflake.layout, with %d worker bits, are 0 to %llu.",
-                        parsed_layout.worker_bits, static_cast<unsigned long long>(parsed_layout.max_worker));
-    return false;
-}
-
-// PostgreSQL applies a preloaded library's settings from the configuration
-// file with only a WARNING when they are bad, then uses the default. A wrong
-// epoch or worker id must not go unnoticed: at server start it is fatal.
-void refuse_bad_setting_at_start(const char* name, const char* value) {
-    if (value == nullptr || !process_shared_preload_libraries_in_progress) return;
-    (void)set_config_option(name, value, PGC_POSTMASTER, PGC_S_FILE, GUC_ACTION_SET,
-                            false /* only check */, FATAL, false);
-}
-
-// A worker id is an identity, not a quantity: PostgreSQL would round 1.5 to 2
-// for an integer setting. At start the configured text must be a whole number.
-void refuse_fractional_worker_id_at_start(const char* value) {
-    if (value == nullptr || !process_shared_preload_libraries_in_progress) return;
-    const char* p = value;
-    while (*p == ' ') ++p;
-    if (*p == '-' || *p == '+') ++p;
-    const char* digits = p;
-    while (*p >= '0' && *p <= '9') ++p;
-    const bool whole = p != digits;
-    while (*p == ' ') ++p;
-    if (whole && *p == '\0') return;
-    ereport(FATAL, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                    errmsg("invalid value for parameter \"snowflake.worker_id\": \"%s\"", value),
-                    errdetail("A worker id is a whole number from 0 to %llu (-1: unset), distinct on "
-                              "every node.",
-                              static_cast<unsigned long long>(parsed_layout.max_worker))));
-}
-
-// The value the configuration gave a setting before it was defined, if any.
-char* configured_value(const char* name) {
-    const char* value = GetConfigOption(name, true, false);
-    return value != nullptr ? pstrdup(value) : nullptr;
-}
-
-void define_settings() {
-    char* worker_id = configured_value("snowflake.worker_id");
-    char* epoch = configured_value("snowflake.epoch");
-    char* max_lead = configured_value("snowflake.max_lead");
-    char* lease_span = configured_value("snowflake.lease_span");
-    char* layout = configured_value("snowflake.layout");
-    char* registry = configured_value("snowflake.registry");
-
-    // the layout first: the worker id is checked against it
-    DefineCustomStringVariable(
-        "snowflake.layout", "The fields of the ids this node generates and decodes.",
-        "Fixed for the life of the data, as the epoch: a preset (default, js53, sonyflake) or "
-        "'[unit=<n>ms] time=<bits> worker=<bits> sequence=<bits>'.",
-        &layout_setting, "time=41 worker=10 sequence=12",
-        process_shared_preload_libraries_in_progress ? PGC_POSTMASTER : PGC_SIGHUP, 0,
-        check_layout, assign_layout, nullptr);
-    refuse_bad_setting_at_start("snowflake.layout", layout);
-    // the registry before the worker id: they are exclusive
-    define_registry_settings(process_shared_preload_libraries_in_progress ? PGC_POSTMASTER : PGC_SIGHUP);
-    refuse_bad_setting_at_start("snowflake.registry", registry);
-    DefineCustomIntVariable(
-        "snowflake.worker_id", "This node's worker id, distinct on every node (0..1023 in the default layout).",
-        "-1 means unset: snowflake_nextval() refuses until it is set.", &worker_id_setting, -1,
-        -1, static_cast<int>(kMaxAnyWorker), PGC_SIGHUP, 0, check_worker_id, nullptr, nullptr);
-    DefineCustomStringVariable(
-        "snowflake.epoch", "The instant ids count milliseconds from (UTC).",
-        "Fixed for the life of the data: ids made under another epoch do not sort with these.",
-        &epoch_setting, kDefaultEpoch,
-        // A library loaded after start-up may not define postmaster settings;
-        // without preloading there is no generator, only decoding.
-        process_shared_preload_libraries_in_progress ? PGC_POSTMASTER : PGC_SIGHUP, 0,
-        check_epoch, assign_epoch, nullptr);
-    DefineCustomIntVariable(
-        "snowflake.max_lead", "How far ids may run ahead of the clock when borrowing.",
-        "Past it, snowflake_nextval() waits for the clock.", &max_lead_setting, 1000, 0, 3600000,
-        PGC_SIGHUP, GUC_UNIT_MS, nullptr, nullptr, nullptr);
-    DefineCustomIntVariable(
-        "snowflake.lease_span", "How far the durable lease reaches past the lead window.",
-        "Larger: fewer lease writes; smaller: a smaller jump of ids after a crash.",
-        &lease_span_setting, 2000, 100, 600000, PGC_SIGHUP, GUC_UNIT_MS, nullptr, nullptr,
-        nullptr);
-    refuse_fractional_worker_id_at_start(worker_id);
-    refuse_bad_setting_at_start("snowflake.worker_id", worker_id);
-    refuse_bad_setting_at_start("snowflake.epoch", epoch);
-    refuse_bad_setting_at_start("snowflake.max_lead", max_lead);
-    refuse_bad_setting_at_start("snowflake.lease_span", lease_span);
-    define_public_key_setting();
-    MarkGUCPrefixReserved("snowflake");
-}
 
 std::size_t shared_size() { return MAXALIGN(sizeof(SharedState)); }
 
@@ -188,64 +38,38 @@ void startup_shared_memory() {
     if (previous_shmem_startup_hook) previous_shmem_startup_hook();
     LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
     bool found;
-    shared = static_cast<SharedState*>(ShmemInitStruct("snowflake", shared_size(), &found));
+    auto* shared = static_cast<SharedState*>(ShmemInitStruct("snowflake", shared_size(), &found));
+    set_shared_state(shared);
     if (!found) {
         new (shared) SharedState();  // plain data and atomics, value-initialized
-        shared->epoch_unix_ms = parsed_epoch_unix_ms;
-        shared->lease_epoch_unix_ms = parsed_epoch_unix_ms;
-        shared->layout = parsed_layout;
-        shared->lease_layout = parsed_layout;
+        shared->epoch_unix_ms = epoch_unix_ms();
+        shared->lease_epoch_unix_ms = epoch_unix_ms();
+        shared->layout = node_layout();
+        shared->lease_layout = node_layout();
         shared->blocked = Blocked::No;
         ConditionVariableInit(&shared->lease_written);
         shared->registry.previous = kNoWorker;
         shared->registry.worker_id = kNoWorker;
         SpinLockInit(&shared->registry.lock);
-        load_lease(*shared);
+        Lease lease{};
+        if (load_lease(*shared, lease)) fence_if_copy(*shared, lease);
     }
     LWLockRelease(AddinShmemInitLock);
-    if (!IsUnderPostmaster) on_shmem_exit(shrink_lease_at_shutdown, 0);
+    if (!IsUnderPostmaster) on_shmem_exit(SNOWFLAKE_CALLBACK(shrink_lease_at_shutdown, FATAL), 0);
 }
 
-}  // namespace
-
-std::int64_t epoch_unix_ms() { return parsed_epoch_unix_ms; }
-const Layout& node_layout() { return parsed_layout; }
-
-SharedState* shared_state() { return shared; }
-
-void register_worker(const char* function, const char* name, BgWorkerStartTime start) {
-    BackgroundWorker worker{};
-    worker.bgw_flags = BGWORKER_SHMEM_ACCESS;
-    worker.bgw_start_time = start;
-    worker.bgw_restart_time = 1;  // seconds: started again after it exits with 1
-    copy_name(worker.bgw_library_name, "snowflake");
-    copy_name(worker.bgw_function_name, function);
-    copy_name(worker.bgw_name, name);
-    copy_name(worker.bgw_type, name);
-    RegisterBackgroundWorker(&worker);
-}
-
-// The settings in ms, as the layout's time units (rounded up).
-Config generator_config() {
-    const auto units = [](int ms) {
-        return static_cast<std::uint64_t>((ms + shared->layout.unit_ms - 1) / shared->layout.unit_ms);
-    };
-    return Config{shared->epoch_unix_ms, units(max_lead_setting), units(lease_span_setting), shared->layout};
-}
-
-}  // namespace snowflake::pg
-
-using namespace snowflake;
-using namespace snowflake::pg;
-
-void _PG_init(void) {
+void init() {
+    // the registry before the worker id: they are exclusive
+    define_registry_settings(process_shared_preload_libraries_in_progress ? PGC_POSTMASTER : PGC_SIGHUP);
     define_settings();
+    define_public_key_setting();
+    MarkGUCPrefixReserved("snowflake");
     install_estimate_hook();  // estimates on snowflake columns, also when not preloaded
     if (!process_shared_preload_libraries_in_progress) return;
     previous_shmem_request_hook = shmem_request_hook;
-    shmem_request_hook = request_shared_memory;
+    shmem_request_hook = SNOWFLAKE_CALLBACK(request_shared_memory, FATAL);
     previous_shmem_startup_hook = shmem_startup_hook;
-    shmem_startup_hook = startup_shared_memory;
+    shmem_startup_hook = SNOWFLAKE_CALLBACK(startup_shared_memory, FATAL);
     register_lease_wal();
     register_lease_worker();
     if (registry_mode() && !IsBinaryUpgrade) {  // pg_upgrade's servers claim nothing
@@ -254,3 +78,8 @@ void _PG_init(void) {
     }
     install_log_throttle();
 }
+
+}  // namespace
+}  // namespace snowflake::pg
+
+void _PG_init(void) { SNOWFLAKE_CALLBACK(snowflake::pg::init, FATAL)(); }

@@ -1,4 +1,4 @@
-// Public ids (issue 21): a keyed, reversible form of an id that hides its
+// Public ids: a keyed, reversible form of an id that hides its
 // time, node and volume — FF1 with AES over the id's 63 bits (src/core/ff1),
 // written as 13 Crockford base32 characters that also name the key
 // (src/core/codec). The key is snowflake.public_key, which only superusers
@@ -148,9 +148,10 @@ Datum decoded(std::uint64_t id) {
 
 void snowflake::pg::define_public_key_setting() {
     DefineCustomStringVariable(
-        "snowflake.public_key", "The keys of public ids: [<key id>:]<hex>[, ...], the first encodes.",
+        "snowflake.public_key", "Sets the keys of public ids: [<key id>:]<hex>[, ...], the first encodes.",
         "Readable and settable by superusers only; empty: unset.", &public_key_setting, "", PGC_SUSET,
-        GUC_SUPERUSER_ONLY, check_public_key, assign_public_key, nullptr);
+        GUC_SUPERUSER_ONLY, SNOWFLAKE_CALLBACK(check_public_key, ERROR),
+        SNOWFLAKE_CALLBACK(assign_public_key, ERROR), nullptr);
 }
 
 SNOWFLAKE_FUNCTION(snowflake_to_public) {

@@ -9,7 +9,7 @@
 // The holder is this server's incarnation: random, made when the postmaster
 // starts, kept in its memory only. A copy of the data directory holds nothing
 // that lets it renew a grant; a crash restart of the same postmaster keeps it.
-#include "edge.hpp"
+#include "registry.hpp"
 
 extern "C" {
 #include "libpq-fe.h"
@@ -34,12 +34,9 @@ PGDLLEXPORT void snowflake_registry_worker_main(Datum argument);
 
 namespace snowflake::pg {
 
-char* registry_setting = nullptr;
 int registry_window_setting = 600000;
 int registry_renew_setting = 30000;
 int registry_max_skew_setting = 1000;
-
-bool registry_mode() { return registry_setting != nullptr && registry_setting[0] != '\0'; }
 
 namespace {
 
@@ -343,10 +340,12 @@ bool check_registry(char** newval, void**, GucSource) {
 }  // namespace
 
 void define_registry_settings(GucContext postmaster) {
+    char* configured = configured_value("snowflake.registry");
     DefineCustomStringVariable(
         "snowflake.registry", "Sets the registry this node claims its worker id from (a libpq connection string).",
         "Empty: the worker id is snowflake.worker_id, set by hand. Exclusive with it.", &registry_setting, "",
-        postmaster, GUC_SUPERUSER_ONLY, check_registry, nullptr, nullptr);
+        postmaster, GUC_SUPERUSER_ONLY, SNOWFLAKE_CALLBACK(check_registry, ERROR), nullptr, nullptr);
+    refuse_bad_setting_at_start("snowflake.registry", configured);
     DefineCustomIntVariable(
         "snowflake.registry_window", "Sets how long a window of id times the registry grants.",
         "Generation goes on this long through a registry outage.", &registry_window_setting, 600000, 1000,
@@ -446,18 +445,15 @@ void register_registry_worker() {
     register_worker("snowflake_registry_worker_main", "snowflake registry worker", BgWorkerStart_PostmasterStart);
 }
 
-}  // namespace snowflake::pg
-
-using namespace snowflake;
-using namespace snowflake::pg;
+namespace {
 
 // Claims a worker id, renews its window, claims again when it is lost; exits
 // with 1 on SIGTERM so that PostgreSQL starts it again (not at shutdown).
-void snowflake_registry_worker_main(Datum) {
+void registry_worker_main(Datum) {
     pqsignal(SIGHUP, SignalHandlerForConfigReload);
     pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
     BackgroundWorkerUnblockSignals();
-    before_shmem_exit(close_connection, 0);
+    before_shmem_exit(SNOWFLAKE_CALLBACK(close_connection, FATAL), 0);
     SharedState& state = *shared_state();
     std::int64_t next_call = 0;  // monotonic ms
     std::int64_t warned_ms = 0;
@@ -480,4 +476,11 @@ void snowflake_registry_worker_main(Datum) {
         ResetLatch(MyLatch);
     }
     proc_exit(1);
+}
+
+}  // namespace
+}  // namespace snowflake::pg
+
+void snowflake_registry_worker_main(Datum argument) {
+    SNOWFLAKE_CALLBACK(snowflake::pg::registry_worker_main, FATAL)(argument);
 }

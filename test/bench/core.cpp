@@ -98,7 +98,7 @@ void BM_wait_next_ms(benchmark::State& state) {
 }
 BENCHMARK(BM_wait_next_ms)->Iterations(2000)->Unit(benchmark::kMicrosecond);
 
-// Public ids (issue 21): FF1 with AES-128 over 63 bits and the 13-character
+// Public ids: FF1 with AES-128 over 63 bits and the 13-character
 // text, each way, per call (target: under 1 µs).
 Ff1Key public_key() {
     static const std::uint8_t bytes[16] = {0x2B, 0x7E, 0x15, 0x16, 0x28, 0xAE, 0xD2, 0xA6,

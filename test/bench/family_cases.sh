@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The cases of issue 17 (snowflake meeting bigint), timed on a running server:
+# The cases of snowflake meeting bigint, timed on a running server:
 #   bash test/bench/family_cases.sh PORT SOCKET_DIR
 # Creates the databases m_on (the extension in public) and m_off (in schema sf,
 # not on the search_path) with 1M orders, 300k events, 20k parents and 400k

@@ -1,4 +1,4 @@
-# Concurrency (SPEC §3): many backends, one generator. Ids are unique, carry
+# Concurrency: many backends, one generator. Ids are unique, carry
 # this node's worker id and the current millisecond, and increase in the order
 # calls return: per client, the order of the ids is the order of the calls.
 use strict;

@@ -1,4 +1,4 @@
-# The README's SQL, executed (issue 19: an example that stops working fails
+# The README's SQL, executed (regression: an example that stops working fails
 # CI). Every ```sql block of README.md and of docs/*.md runs here, in the
 # order printed, on a preloaded server (worker id 1, TimeZone UTC), unless the
 # line before its fence says otherwise:
@@ -157,10 +157,10 @@ for my $file (@files)
 		}
 		if (my ($test) = $block->{mark} =~ m{^run by (test/t/\S+\.pl)$})
 		{
-			# it reads README.md itself, or its blocks marked for it (SnowflakeTest::readme_blocks)
+			# it reads this page itself, or its blocks marked for it (SnowflakeTest::readme_blocks)
 			my ($name) = $test =~ m{([^/]+)$};
-			ok(-f "$root/$test" && slurp_file("$root/$test") =~ /README\.md|readme_blocks\('\Q$name\E'\)/,
-				"$where: run by $test, which reads README.md");
+			ok(-f "$root/$test" && slurp_file("$root/$test") =~ /\Q$file\E|readme_blocks\('\Q$name\E'\)/,
+				"$where: run by $test, which reads $file");
 			next;
 		}
 		die "$where: unknown mark <!-- $block->{mark} -->"

@@ -1,4 +1,4 @@
-# Clean restarts (SPEC §3, restart safety): ids keep increasing across them,
+# Clean restarts (restart safety): ids keep increasing across them,
 # the lease file always covers what was issued, and a clean shutdown leaves no
 # lease span behind: the first id after a restart carries about the current time.
 use strict;

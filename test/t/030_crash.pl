@@ -1,4 +1,4 @@
-# Crashes under load (SPEC §3, restart safety): after kill -9 of the postmaster
+# Crashes under load (restart safety): after kill -9 of the postmaster
 # (twice in a row) and after a backend's kill -9 makes the postmaster reset
 # shared memory, every new id is greater than every id issued before: those
 # committed to a table and those a client received in a transaction that never

@@ -1,4 +1,4 @@
-# The system clock set back (SPEC §3), with libfaketime preloaded into the
+# The system clock set back, with libfaketime preloaded into the
 # server. Its offset is read from a file on every clock read, so the test can
 # move the server's clock while it runs:
 #  - a restart with the clock an hour back: ids continue above every id made

@@ -1,4 +1,4 @@
-# Hot standby (SPEC §3): a streaming standby shares its primary's worker id,
+# Hot standby: a streaming standby shares its primary's worker id,
 # so it refuses to generate (SQLSTATE 25006) but decodes; once promoted it
 # generates, above every id it replicated, also those the primary made ahead
 # of the standby's clock: the primary's lease reaches the standby in the WAL.
@@ -56,7 +56,7 @@ WHERE (snowflake_decode(id)).worker_id = 41
 	'10000',
 	'decoding works on the standby');
 
-# A conversion is planned on the standby (issue 19: the dry run made temporary
+# A conversion is planned on the standby (regression: the dry run made temporary
 # tables, which a standby cannot); the conversion itself is refused there.
 is($standby->safe_psql('postgres',
 		q{SELECT string_agg(table_name || ' ' || action, ', ' ORDER BY step, table_name::text)

@@ -1,4 +1,4 @@
-# The clone fence (SPEC §3, issues 11 and 18): the lease file records the data
+# The clone fence: the lease file records the data
 # directory that wrote it (its host and inode number). A server whose lease
 # was written by another directory is a copy: a base backup, a copy of a
 # copy, a copy of a stopped server (cp -a), a point-in-time restore in either
@@ -92,7 +92,7 @@ is($c1->safe_psql('postgres', 'SELECT generating FROM snowflake_status'), 't', '
 is(duplicates($source, $c1), 0, 'source (41) and copy (42): 0 ids issued by both');
 is_deeply(read_lease($c1)->{fenced}, [41], 'the copy still refuses 41');
 
-# 2. A copy of the copy (issue 18: it read the copied fence file and generated
+# 2. A copy of the copy (regression: it read the copied fence file and generated
 # under 42 beside c1): it refuses 42 and 41.
 $c1->backup('copy_of_copy');
 my $c2 = PostgreSQL::Test::Cluster->new('c2');
@@ -124,7 +124,7 @@ is($c1->safe_psql('postgres', 'SELECT (snowflake_decode(snowflake_nextval())).wo
 $c1->stop;
 
 # 4. A point-in-time restore in standby mode (standby.signal, a recovery
-# target, promoting itself when it gets there; issue 18: taken for failover).
+# target, promoting itself when it gets there; once taken for failover).
 my $target = $source->safe_psql('postgres', 'SELECT now()');
 $source->safe_psql('postgres', 'CREATE TABLE after_target AS SELECT 1');    # a commit past the target
 my $walfile = $source->safe_psql('postgres', 'SELECT pg_walfile_name(pg_switch_wal())');

@@ -1,4 +1,4 @@
-# Failover, measured (SPEC §6): a primary under insert load is killed (kill -9
+# Failover, measured: a primary under insert load is killed (kill -9
 # of the postmaster) and its streaming standby, whose clock is 5 s behind the
 # primary's (libfaketime), is promoted. Two clients log every id the primary
 # returned to them (INSERT ... RETURNING, autocommit: returned = committed;

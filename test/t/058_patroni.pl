@@ -1,4 +1,4 @@
-# Failover under a real HA manager (issue 18): Patroni with etcd, three
+# Failover under a real HA manager: Patroni with etcd, three
 # PostgreSQL nodes on loopback sharing one snowflake.worker_id (a replica is
 # its primary's standby; promoted, it continues its ids). Two clients insert
 # rows and log each id the server acknowledged (committed); the leader is

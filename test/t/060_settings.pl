@@ -1,4 +1,4 @@
-# Settings (SPEC §2) and the states that refuse generation (SPEC §3):
+# Settings and the states that refuse generation:
 #  - bad values are refused when the server reads them: at start-up the server
 #    does not start, at reload the old value stays; the log names the setting
 #    and its range;
@@ -88,7 +88,7 @@ $node->poll_query_until('postgres', "SELECT current_setting('snowflake.worker_id
   or die 'snowflake.worker_id = 51 not in effect';
 $node->stop;
 
-# Bad values at start-up: the server does not start (issue 18: a worker id
+# Bad values at start-up: the server does not start (regression: a worker id
 # of 1.5 started as worker 2).
 for my $bad ([ 'snowflake.worker_id', '2000', '51', qr/1023/ ],
 	[ 'snowflake.worker_id', '1.5', '51', qr/whole number from 0 to 1023/ ],
@@ -174,7 +174,7 @@ for my $corrupt ([ 'garbage', "not a lease\n" ],
 	is(slurp_file($lease_path), $contents, "$what lease file: left as it was");
 }
 
-# One flipped bit in each field of a lease file (issue 18: a flipped bit in
+# One flipped bit in each field of a lease file (regression: a flipped bit in
 # lease_ms was accepted and the node jumped 92 days ahead): the checksum
 # refuses it, naming the file, and the server log says so at start.
 unlink $lease_path or die "unlink: $!";

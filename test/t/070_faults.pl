@@ -1,4 +1,4 @@
-# Faults injected into a running node (SPEC §3, issue 7):
+# Faults injected into a running node:
 #  - crash after crash (kill -9 of the lease writer) with no id between, and
 #    eight in a row with one id between, no id borrowed ahead of the clock:
 #    the first id afterwards is at most lease_span ahead of the clock, with
@@ -106,7 +106,7 @@ crash();
 $lead = lead_of(query('SELECT snowflake_nextval()'));
 cmp_ok($lead, '<=', $span_ms + 500,
 	"max_lead = 10min, nothing borrowed: after a crash the first id is at most lease_span ahead ($lead ms)");
-# Eight crashes in a row with an id between each (issue 18: each restart
+# Eight crashes in a row with an id between each (regression: each restart
 # based the next lease on the ids the floor put ahead, adding a span per
 # crash: 1.5, 3.4, 5.2, 7.0, 8.8 s ... ahead): the bound holds on every restart.
 my @leads;
@@ -190,7 +190,7 @@ my $elapsed = time - $start;
 like($stderr, qr/canceling statement due to statement timeout/,
 	'a stopped lease writer: statement_timeout ends the wait for the lease');
 cmp_ok($elapsed, '<', 4, sprintf('... on time (%.1f s)', $elapsed));
-# issue 18: it used to stop all generation with nothing in the log
+# it used to stop all generation with nothing in the log
 like($stderr, qr/WARNING:  snowflake: the lease writer \(pid $new_writer\) has not answered for \d+ ms/,
 	'a stopped lease writer: the waiting call warns, naming it');
 ok($node->log_contains(qr/the lease writer \(pid $new_writer\) has not answered/), '... in the server log too');
@@ -213,7 +213,7 @@ $node->psql(
 	stdout => \$stdout, stderr => \$stderr);
 like($stderr, qr/could not extend the snowflake lease/,
 	'an unwritable lease file and directory: generation refuses');
-# Two clients calling for 3 s on the failing disk (issue 18: 43,101 lines,
+# Two clients calling for 3 s on the failing disk (regression: 43,101 lines,
 # 15 MB of log in 3 s): each call fails, the log gets a few lines a second.
 $log_offset = -s $node->logfile;
 my $script = "SELECT snowflake_nextval();\n" x 1000;

@@ -1,4 +1,4 @@
-# Every lease write is synced before ids under it are handed out (issue 18: a
+# Every lease write is synced before ids under it are handed out (regression: a
 # mutation removing the lease write's fdatasync passed every test). The server
 # runs with an LD_PRELOAD shim (test/t/fail_sync.c) that counts the fsync and
 # fdatasync calls on files under pg_snowflake, and fails them with EIO while a

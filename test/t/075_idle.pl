@@ -1,9 +1,9 @@
-# An idle node (SPEC §3, issue 7): the lease writer stops writing one lease
+# An idle node: the lease writer stops writing one lease
 # span after the last id, and its WAL records, marked unimportant, do not make
 # an idle node's timed checkpoint happen: after the reference checkpoint the
 # WAL holds only lease records (pg_waldump), and the next two timed
 # checkpoints are skipped (no "checkpoint starting: time" in the log; the
-# second is waited for so that the first has finished: issue 18 found the
+# second is waited for so that the first has finished: a review found the
 # check passing only because it read pg_control before the checkpoint ended).
 use strict;
 use warnings FATAL => 'all';

@@ -1,9 +1,9 @@
-# The pg_partman 4.7 recipe (README "Time partitioning"): an id-keyed table
+# The pg_partman 4.7 recipe (docs/adoption.md, "Time partitioning"): an id-keyed table
 # partitioned per hour (and per day) by id ranges that match UTC time exactly,
 # made by create_parent and run_maintenance, rows routed by their ids (given
 # at chosen times, and by DEFAULT snowflake_nextval()), and retention by id
 # span dropping exactly the partitions whose every id is older than the span;
-# and the README's recipe run exactly as printed.
+# and the documented recipe run exactly as printed.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -188,18 +188,18 @@ is($node->safe_psql('postgres', q{
       FROM snowflake_partitions('quiet'), quiet q}),
    't', 'and run_maintenance premakes after it again');
 
-# The README's recipe, exactly as printed there (issue 19: its 7-day retention
+# The documented recipe, exactly as printed there (regression: its 7-day retention
 # raised an error, the retention stayed NULL and nothing was ever dropped), in
 # a database of its own: then partitions of eight and six days ago, a row
 # now, maintenance: retention drops the first and keeps the second.
-my ($readme) = slurp_file(($ENV{TESTDIR} // '.') . '/README.md') =~ /\*\*pg_partman 4\.7\*\*.*?```sql\n(.*?)```/s
-  or die 'no pg_partman recipe in README.md';
+my ($readme) = slurp_file(($ENV{TESTDIR} // '.') . '/docs/adoption.md') =~ /\*\*pg_partman 4\.7\*\*.*?```sql\n(.*?)```/s
+  or die 'no pg_partman recipe in docs/adoption.md';
 $node->safe_psql('postgres', 'CREATE DATABASE recipe');
 $node->safe_psql('recipe', 'CREATE EXTENSION snowflake');
 $node->safe_psql('recipe', $readme);
 is($node->safe_psql('recipe', q{SELECT retention = snowflake_id_span('7 days')::text, retention_keep_table
                                    FROM partman.part_config WHERE parent_table = 'public.events'}),
-   't|f', 'the README recipe as printed: retention is 7 days of ids, partitions are dropped');
+   't|f', 'the documented recipe as printed: retention is 7 days of ids, partitions are dropped');
 $node->safe_psql('recipe', q{
 SELECT partman.create_partition_id('public.events', ARRAY[(snowflake_partition_bounds(now() - interval '8 days', 'hour')).from_id]);
 SELECT partman.create_partition_id('public.events', ARRAY[(snowflake_partition_bounds(now() - interval '6 days', 'hour')).from_id]);
@@ -209,7 +209,7 @@ SELECT partman.run_maintenance('public.events');
 is($node->safe_psql('recipe', q{
     SELECT string_agg(round(extract(epoch FROM now() - from_ts) / 86400)::text, ',' ORDER BY from_ts)
       FROM snowflake_partitions('events') WHERE from_ts < now() - interval '1 day'}),
-   '6', 'the README recipe: retention dropped the partition of 8 days ago and kept the one of 6 days ago');
+   '6', 'the documented recipe: retention dropped the partition of 8 days ago and kept the one of 6 days ago');
 
 $node->stop;
 done_testing();

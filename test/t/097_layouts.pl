@@ -1,4 +1,4 @@
-# Generation in other layouts (issue 20): servers started with
+# Generation in other layouts: servers started with
 # snowflake.layout = 'time=41 worker=8 sequence=14', 'js53' and 'sonyflake'
 # generate bursts above 4,096 ids a millisecond, decode them and keep them
 # unique and increasing within the layout's cap (and, for js53, below 2^53);

@@ -1,4 +1,4 @@
-# The WAL resource manager id (issue 22): snowflake uses RM_EXPERIMENTAL_ID
+# The WAL resource manager id: snowflake uses RM_EXPERIMENTAL_ID
 # (128) until one is registered; another library already on it stops the
 # server at start with a message that names it and says what to do.
 use strict;

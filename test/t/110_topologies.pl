@@ -1,4 +1,4 @@
-# Many nodes (SPEC §6): replication topologies with concurrent writers, each
+# Many nodes: replication topologies with concurrent writers, each
 # node with its own worker id, never collide.
 #   - fan-in: three writers publish their table (native logical replication)
 #     to one aggregator subscribed to all three: it holds every row exactly
@@ -132,7 +132,7 @@ sub no_conflicts
 		'1:from_writer1 2:from_writer2 3:from_writer3',
 		'fan-in: snowflake_workers names each worker id\'s one origin (track_commit_timestamp)');
 
-	# A fourth writer deliberately given writer 1's worker id (issue 18): the
+	# A fourth writer deliberately given writer 1's worker id: the
 	# fleet check on the aggregator reports worker id 1 from two origins.
 	my $rogue = logical_node('rogue', 1, 'snowflake');
 	$rogue->safe_psql('postgres', 'CREATE PUBLICATION p FOR TABLE t');

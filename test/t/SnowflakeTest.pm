@@ -1,5 +1,5 @@
 # Helpers shared by the TAP tests in test/t: a preloaded node, the lease file
-# and the id layout (SPEC §1).
+# and the id layout.
 package SnowflakeTest;
 
 use strict;
@@ -84,7 +84,7 @@ sub lease_writer_pid
 	return undef;
 }
 
-# The time field of an id (SPEC §1), ms since the epoch; Perl integers are 64-bit.
+# The time field of an id, ms since the epoch; Perl integers are 64-bit.
 sub time_of { return $_[0] >> 22; }
 
 # A server for registries: snowflake installed, not preloaded (a registry
@@ -116,13 +116,17 @@ sub registry_conninfo
 	return 'host=' . $server->host . ' port=' . $server->port . " dbname=$db";
 }
 
-# The sql blocks of README.md marked "<!-- run by test/t/$file -->", in order.
+# The sql blocks of README.md and docs/*.md marked "<!-- run by test/t/$file -->", in order.
 sub readme_blocks
 {
 	my ($file) = @_;
-	my $readme = slurp_file(($ENV{TESTDIR} // '.') . '/README.md');
-	my @blocks = $readme =~ /<!-- run by test\/t\/\Q$file\E -->\n```sql\n(.*?)```/gs;
-	die "no README block is run by $file" unless @blocks;
+	my $root = $ENV{TESTDIR} // '.';
+	my @blocks;
+	for my $page ("$root/README.md", sort glob "$root/docs/*.md")
+	{
+		push @blocks, slurp_file($page) =~ /<!-- run by test\/t\/\Q$file\E -->\n```sql\n(.*?)```/gs;
+	}
+	die "no documented block is run by $file" unless @blocks;
 	return @blocks;
 }
 

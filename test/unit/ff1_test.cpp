@@ -1,6 +1,6 @@
 // FF1 (NIST SP 800-38G) against NIST's published samples (FF1samples.pdf:
 // samples 1-9, AES-128/192/256, radix 10 and 36, with and without a tweak),
-// and the 63-bit id permutation built on it (issue 21).
+// and the 63-bit id permutation built on it.
 #include "../../src/core/ff1.hpp"
 
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// The generator in every kind of layout snowflake.layout takes (issue 20):
+// The generator in every kind of layout snowflake.layout takes:
 // the default, 41/8/14, js53 and Sonyflake-style 10 ms units with the
 // sequence above the worker. Each runs bursts above its cap, restarts above
 // its lease and hands over to another worker id; every id must be unique,

@@ -321,7 +321,7 @@ TEST_F(Generator, LeaseWriterServesRequestsAndKeepsAheadOnlyWhileInUse) {
 }
 
 // However large max_lead, a node whose ids follow the clock keeps its lease a
-// span past the clock, so a crash costs at most a span (issue 7: with max_lead
+// span past the clock, so a crash costs at most a span (regression: with max_lead
 // = 10 min one crash put the next id 644 s ahead).
 TEST_F(Generator, WithNothingBorrowedACrashCostsAtMostASpanWhateverTheLead) {
     config.max_lead_ms = 600'000;
@@ -418,7 +418,7 @@ TEST_P(GeneratorRestart, AfterACrashIdsKeepTheFloorsLeadWithoutWaiting) {
 
 // Crash after crash, with one id between, the lease kept by the lease writer:
 // the first id after each restart is at most a span (+1 ms) past the clock,
-// whatever max_lead (issue 18: it grew by a span per crash, up to span + lead).
+// whatever max_lead (regression: it grew by a span per crash, up to span + lead).
 TEST_P(GeneratorRestart, RepeatedCrashesDoNotPushIdsAhead) {
     for (const std::uint64_t max_lead : {std::uint64_t{10}, std::uint64_t{600'000}}) {
         config.max_lead_ms = max_lead;

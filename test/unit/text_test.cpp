@@ -184,8 +184,8 @@ TEST(LeaseText, ExactFormat) {
               "fenced none\ndirectory 0 0\nlayout unit=10ms time=39 sequence=8 worker=16\ncrc32c ");
 }
 
-// Every single flipped bit of a version-4 file is refused, and one inside the
-// text before the checksum line is reported as a checksum mismatch (issue 18:
+// Every single flipped bit of a lease file is refused, and one inside the
+// text before the checksum line is reported as a checksum mismatch (regression:
 // a flipped bit in lease_ms was accepted and the node jumped 92 days ahead).
 TEST(LeaseText, EveryFlippedBitIsRefused) {
     const std::string text = formatted(Lease{kDefaultEpoch, 1234567, 1200000, 61, 2049, 131077});
@@ -204,18 +204,19 @@ TEST(LeaseText, EveryFlippedBitIsRefused) {
     }
 }
 
-// Files written by earlier versions still read: no clock reading (0), no
-// worker id, no directory.
-TEST(LeaseText, ReadsEarlierVersions) {
-    Lease lease{};
-    ASSERT_TRUE(parses("snowflake lease 3\nepoch_unix_ms 1704067200000\nlease_ms 1234\nclock_ms 1200\n"
-                       "worker_id 7\n", &lease));
-    EXPECT_EQ(lease, (Lease{kDefaultEpoch, 1234, 1200, 7}));
-    ASSERT_TRUE(parses("snowflake lease 1\nepoch_unix_ms 1704067200000\nlease_ms 1234\n", &lease));
-    EXPECT_EQ(lease, (Lease{kDefaultEpoch, 1234, 0, kNoWorker}));
-    ASSERT_TRUE(parses("snowflake lease 2\nepoch_unix_ms 1704067200000\nlease_ms 1234\nclock_ms 1200\n",
-                       &lease));
-    EXPECT_EQ(lease, (Lease{kDefaultEpoch, 1234, 1200, kNoWorker}));
+// Versions 1 to 4 were never released: refused, as are later ones.
+TEST(LeaseText, ReadsOnlyTheReleasedVersion) {
+    EXPECT_FALSE(parses("snowflake lease 3\nepoch_unix_ms 1704067200000\nlease_ms 1234\nclock_ms 1200\n"
+                        "worker_id 7\n"));
+    EXPECT_FALSE(parses("snowflake lease 1\nepoch_unix_ms 1704067200000\nlease_ms 1234\n"));
+    const std::string good = formatted(Lease{kDefaultEpoch, 5, 4, 3, 2049, 1});
+    for (const char version : {'4', '6'}) {
+        std::string other = good.substr(0, good.find("crc32c"));
+        other[16] = version;
+        char crc[32];
+        std::snprintf(crc, sizeof crc, "crc32c %08x\n", crc32c(other.data(), other.size()));
+        EXPECT_FALSE(parses(other + crc)) << version;  // a valid checksum, another version
+    }
 }
 
 class LeaseRoundTrip : public testing::TestWithParam<Lease> {};
@@ -327,8 +328,8 @@ TEST(LeaseText, RejectsABadFencedList) {
     }
 }
 
-// Version 5's layout line: snowflake.layout's grammar, as format_node_layout
-// writes it, within generation's bounds; a version 4 file is the default layout.
+// The layout line: snowflake.layout's grammar, as format_node_layout writes
+// it, within generation's bounds.
 TEST(LeaseText, RejectsABadLayout) {
     const std::string good = formatted(Lease{kDefaultEpoch, 5, 4, 3, 2049, 1});
     ASSERT_TRUE(parses(good));
@@ -340,18 +341,11 @@ TEST(LeaseText, RejectsABadLayout) {
         std::snprintf(crc, sizeof crc, "crc32c %08x\n", crc32c(body.data(), body.size()));
         EXPECT_FALSE(parses(body + crc)) << layout;  // a valid checksum, a bad layout
     }
-    std::string v4 = good.substr(0, good.find("layout"));
-    v4[16] = '4';
-    char crc[32];
-    std::snprintf(crc, sizeof crc, "crc32c %08x\n", crc32c(v4.data(), v4.size()));
-    Lease lease{};
-    ASSERT_TRUE(parses(v4 + crc, &lease));
-    EXPECT_EQ(lease.layout, kDefaultLayout);
 }
 
 TEST(LeaseText, FailedParseLeavesTheLeaseAlone) {
     Lease lease{5, 6, 7};
-    const std::string text = "snowflake lease 2\nepoch_unix_ms 1\nlease_ms 2\nclock_ms x\n";
+    const std::string text = "snowflake lease 5\nepoch_unix_ms 1\nlease_ms 2\nclock_ms x\n";
     EXPECT_EQ(parse_lease(text.data(), text.size(), lease), LeaseText::Malformed);
     EXPECT_EQ(lease, (Lease{5, 6, 7}));
 }
@@ -362,7 +356,7 @@ TEST(LeaseText, FailedParseLeavesTheLeaseAlone) {
 namespace snowflake {
 namespace {
 
-// The WAL record (issue 22): its own fixed, versioned struct, every byte set.
+// The WAL record: its own fixed, versioned struct, every byte set.
 TEST(LeaseRecordTest, RoundTripsEveryField) {
     Lease lease{kDefaultEpoch, 123456789, 123446789, 255, 2049, 131077, 2, {7, 300}};
     lease.layout = make_layout(10, 39, 16, 8, true);

@@ -1,0 +1,218 @@
+// The lease file (lease_file.hpp).
+#include "lease_file.hpp"
+
+#include "registry.hpp"
+
+extern "C" {
+#include "storage/fd.h"
+#include "storage/ipc.h"
+}
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace snowflake::pg {
+namespace {
+
+constexpr char kLeaseDirectory[] = "pg_snowflake";
+
+enum class LeaseFile { Missing, Ok, Unreadable, Corrupt };
+
+// Reads a lease file.
+LeaseFile read_lease(const char* path, Lease& lease) {
+    const int fd = open(path, O_RDONLY | PG_BINARY, 0);
+    if (fd < 0) return errno == ENOENT ? LeaseFile::Missing : LeaseFile::Unreadable;
+    char text[kLeaseTextMax];
+    const ssize_t length = read(fd, text, sizeof text);
+    close(fd);
+    if (length <= 0) return LeaseFile::Unreadable;
+    // The text, without the NULs that pad it to a block (see write_lease).
+    switch (parse_lease(text, strnlen(text, static_cast<std::size_t>(length)), lease)) {
+        case LeaseText::Ok:
+            return LeaseFile::Ok;
+        case LeaseText::BadChecksum:
+            return LeaseFile::Corrupt;
+        case LeaseText::Malformed:
+            break;
+    }
+    return LeaseFile::Unreadable;
+}
+
+// Where this data directory is (the server runs in it): a hash of the host
+// name and the directory's inode number. A copy made by any means (base
+// backup, a copy of a stopped server, a copy of a copy) is another directory,
+// on this host or another; the same directory keeps them across restarts,
+// reboots and remounts.
+void own_directory(std::uint64_t& host, std::uint64_t& inode) {
+    char name[256] = {};
+    (void)gethostname(name, sizeof name - 1);
+    struct stat st;
+    host = crc32c(name, strlen(name));
+    inode = stat(".", &st) == 0 ? static_cast<std::uint64_t>(st.st_ino) : 0;
+}
+
+// The lease file is one block of kLeaseBlock bytes, the text then NULs, so
+// that extending the lease overwrites it in place: one write inside one
+// 512-byte sector, which PostgreSQL assumes atomic for pg_control, and one
+// fdatasync. Replacing it by rename costs three fsyncs and two journal
+// commits, which compete with the WAL flushes of concurrent commits (the
+// README's Performance section has the pgbench pairs).
+constexpr std::size_t kLeaseBlock = 512;
+static_assert(kLeaseTextMax <= kLeaseBlock);
+
+// Overwrites a lease file that is already a block; false, with nothing
+// reported, when it is not (missing, or not one block), or
+// when the write or its fdatasync fails: the caller then replaces the file.
+bool overwrite_lease(const char* path, const char (&block)[kLeaseBlock]) {
+    const int fd = OpenTransientFile(path, O_WRONLY | PG_BINARY);
+    if (fd < 0) return false;
+    struct stat st;
+    const bool done = fstat(fd, &st) == 0 && st.st_size == static_cast<off_t>(kLeaseBlock) &&
+                      pwrite(fd, block, kLeaseBlock, 0) == static_cast<ssize_t>(kLeaseBlock) &&
+                      pg_fdatasync(fd) == 0;
+    CloseTransientFile(fd);
+    return done;
+}
+
+}  // namespace
+
+// Writes the lease durably: in place when the file is a block already,
+// otherwise (or when that fails) a new file: temp file, fsync, rename, fsync
+// of the directory (and of the data directory when pg_snowflake is new). A
+// failure leaves the old file in place and is reported at `elevel`; the
+// caller then publishes nothing, so no id is ever issued beyond a mark that
+// is not on disk. A failed in-place write is never retried on that file: its
+// fsync state is unknown, so a fresh temp file replaces it.
+bool write_lease(const Lease& lease, int elevel) {
+    const char* path = kLeasePath;
+    char block[kLeaseBlock] = {};
+    Lease stamped = lease;  // written by this data directory
+    own_directory(stamped.directory_host, stamped.directory_inode);
+    (void)format_lease(stamped, block);
+    if (overwrite_lease(path, block)) return true;
+    char temp_path[MAXPGPATH];
+    snprintf(temp_path, sizeof temp_path, "%s.tmp", path);
+    if (MakePGDirectory(kLeaseDirectory) == 0) {
+        if (fsync_fname_ext(".", true, false, elevel) != 0) return false;
+    } else if (errno != EEXIST) {
+        ereport(elevel, (errcode_for_file_access(),
+                         errmsg("could not create directory \"%s\": %m", kLeaseDirectory)));
+        return false;
+    }
+    const int fd = OpenTransientFile(temp_path, O_WRONLY | O_CREAT | O_TRUNC | PG_BINARY);
+    if (fd < 0) {
+        ereport(elevel, (errcode_for_file_access(),
+                         errmsg("could not open file \"%s\": %m", temp_path)));
+        return false;
+    }
+    errno = 0;
+    if (write(fd, block, kLeaseBlock) != static_cast<ssize_t>(kLeaseBlock)) {
+        if (errno == 0) errno = ENOSPC;
+        CloseTransientFile(fd);
+        ereport(elevel, (errcode_for_file_access(),
+                         errmsg("could not write file \"%s\": %m", temp_path)));
+        return false;
+    }
+    if (CloseTransientFile(fd) != 0) {
+        ereport(elevel, (errcode_for_file_access(),
+                         errmsg("could not close file \"%s\": %m", temp_path)));
+        return false;
+    }
+    // durable_rename fsyncs the file, renames it and fsyncs the directory.
+    return durable_rename(temp_path, path, elevel) == 0;
+}
+
+// The lease file and record count ms since the epoch; the generator, the
+// layout's units (the same in 1 ms layouts).
+std::uint64_t ms_of(const SharedState& state, std::uint64_t units) {
+    return units * static_cast<std::uint64_t>(state.layout.unit_ms);
+}
+std::uint64_t units_of(const SharedState& state, std::uint64_t ms) {
+    return ms / static_cast<std::uint64_t>(state.layout.unit_ms);
+}
+
+// A lease taken under another epoch or layout blocks generation (and the
+// decoding forms that read the settings): true if so.
+bool lease_changed(SharedState& state, const Lease& lease) {
+    if (lease.epoch_unix_ms != state.epoch_unix_ms) {
+        state.lease_epoch_unix_ms = lease.epoch_unix_ms;
+        state.blocked = Blocked::EpochChanged;
+    } else if (lease.layout != state.layout) {
+        state.lease_layout = lease.layout;
+        state.blocked = Blocked::LayoutChanged;
+    }
+    return state.blocked == Blocked::EpochChanged || state.blocked == Blocked::LayoutChanged;
+}
+
+// The lease to write: the mark, the clock reading, the worker id in effect
+// and the fence (the worker ids this node may not use, so that it outlives
+// restarts).
+// The generator's times (lease, clock) are in the layout's units; the file's in ms.
+Lease lease_of(const SharedState& state, std::uint64_t lease_units, std::uint64_t clock_units) {
+    Lease lease{state.epoch_unix_ms, ms_of(state, lease_units), ms_of(state, clock_units),
+                worker_in_effect(state.generator)};
+    lease.layout = state.layout;
+    for (std::uint32_t w = 0; w <= state.layout.max_worker && lease.fenced_count < kMaxFenced; ++w)
+        if (is_fenced(state.generator, w)) lease.fenced[lease.fenced_count++] = w;
+    return lease;
+}
+
+// The clock, in the layout's units since the epoch.
+std::uint64_t now_units(const SharedState& state) {
+    const std::int64_t ms = unix_now_ms() - state.epoch_unix_ms;
+    return ms > 0 ? static_cast<std::uint64_t>(ms / state.layout.unit_ms) : 0;
+}
+
+bool load_lease(SharedState& state, Lease& lease) {
+    const LeaseFile file = read_lease(kLeasePath, lease);
+    const bool exists = file == LeaseFile::Ok;
+    if (file == LeaseFile::Unreadable) state.blocked = Blocked::LeaseUnreadable;
+    if (file == LeaseFile::Corrupt) state.blocked = Blocked::LeaseCorrupt;
+    if (exists) (void)lease_changed(state, lease);
+    if (state.blocked == Blocked::LeaseUnreadable || state.blocked == Blocked::LeaseCorrupt)
+        ereport(LOG, (errmsg("snowflake: the lease file \"%s\" %s; no id is issued", kLeasePath,
+                             file == LeaseFile::Corrupt ? "is corrupt (its checksum does not match)"
+                                                        : "could not be read")));
+    const std::uint32_t worker_id =
+        worker_id_setting < 0 ? kNoWorker : static_cast<std::uint32_t>(worker_id_setting);
+    init_state(state.generator, state.layout, worker_id, exists, units_of(state, lease.lease_ms),
+               units_of(state, lease.clock_ms));
+    // Under a registry the worker id is granted, never copied: no fence, and
+    // the worker id last held is the one to ask for again.
+    if (exists && registry_mode()) state.registry.previous = lease.worker_id;
+    for (std::uint32_t i = 0; exists && !registry_mode() && i < lease.fenced_count; ++i)
+        fence(state.generator, lease.fenced[i], true);
+    std::uint64_t host, inode;
+    own_directory(host, inode);
+    state.lease_elsewhere = exists && (lease.directory_host != host || lease.directory_inode != inode);
+    const std::int64_t ahead_ms =
+        state.epoch_unix_ms + static_cast<std::int64_t>(lease.lease_ms) - unix_now_ms();
+    if (exists && ahead_ms > 0)
+        ereport(LOG, (errmsg("snowflake: ids continue after the lease high-water mark, "
+                             "%lld ms ahead of the system clock",
+                             static_cast<long long>(ahead_ms)),
+                      errdetail("After a crash, or a restart with the clock set back, ids run "
+                                "ahead of the clock until it catches up.")));
+    return exists;
+}
+
+// At a clean shutdown, when every backend is gone, the lease shrinks to the
+// last id issued, so that a restart continues from there and not a span later.
+void shrink_lease_at_shutdown(int code, Datum) {
+    SharedState* state = shared_state();
+    if (code != 0 || state == nullptr || state->blocked != Blocked::No) return;
+    const GeneratorState& generator = state->generator;
+    const std::uint64_t last = generator.last_id.load();
+    const std::uint64_t mark = std::max(last, generator.floor_id.load());
+    // nothing issued since start: the lease stays the floor (but it records
+    // the worker id a registry granted, the one asked for at the next start)
+    if (last != 0 || state->registry.worker_id.load() != kNoWorker)
+        write_lease(lease_of(*state, time_of(mark, state->layout), generator.clock_high.load()), LOG);
+    // every id issued by this node is below the time unit after the mark's
+    release_registry_grant(*state, mark == 0 ? 0
+                                             : state->epoch_unix_ms +
+                                                   static_cast<std::int64_t>(ms_of(*state, time_of(mark, state->layout) + 1)));
+}
+
+}  // namespace snowflake::pg

@@ -1,0 +1,34 @@
+// The lease file: $PGDATA/pg_snowflake/lease, a high-water mark no issued id
+// passes (the text of src/core/text.hpp in one 512-byte block), read at
+// start-up and written durably before ids under it are issued.
+#pragma once
+#include "edge.hpp"
+
+namespace snowflake::pg {
+
+inline constexpr char kLeasePath[] = "pg_snowflake/lease";
+
+// Writes the lease durably, stamped with this data directory; false, reported
+// at `elevel`, when that fails (the old file stays in place).
+bool write_lease(const Lease& lease, int elevel);
+
+// The lease file and record count ms since the epoch; the generator, the
+// layout's units (the same in 1 ms layouts).
+std::uint64_t ms_of(const SharedState& state, std::uint64_t units);
+std::uint64_t units_of(const SharedState& state, std::uint64_t ms);
+// The clock, in the layout's units since the epoch.
+std::uint64_t now_units(const SharedState& state);
+// The lease to write: the mark and clock reading (units), the worker id in
+// effect and the fence.
+Lease lease_of(const SharedState& state, std::uint64_t lease_units, std::uint64_t clock_units);
+// A lease taken under another epoch or layout blocks generation (and the
+// decoding forms that read the settings): true if so.
+bool lease_changed(SharedState& state, const Lease& lease);
+
+// At shared memory start-up: reads the lease file and puts the generator in
+// its start-up shape; true, with `lease`, when there is a readable one.
+bool load_lease(SharedState& state, Lease& lease);
+// At a clean shutdown (on_shmem_exit of the postmaster).
+void shrink_lease_at_shutdown(int code, Datum);
+
+}  // namespace snowflake::pg

@@ -1,0 +1,112 @@
+// The lease in the WAL (lease_wal.hpp).
+#include "lease_wal.hpp"
+
+#include "lease_file.hpp"
+
+extern "C" {
+#include "access/xlog.h"
+#include "access/xloginsert.h"
+#include "access/xlogreader.h"
+#include "access/xlog_internal.h"
+}
+
+namespace snowflake::pg {
+namespace {
+
+// The WAL record: the lease as the primary wrote it, as a LeaseRecord
+// (src/core/text.hpp: versioned, no padding). RM_EXPERIMENTAL_ID until an
+// id is reserved on the PostgreSQL wiki.
+constexpr RmgrId kRmgrId = RM_EXPERIMENTAL_ID;
+constexpr std::uint8_t kLeaseRecord = 0x00;
+
+// A record this version cannot read stops recovery: replaying past it could
+// issue ids below the primary's.
+Lease record_lease(XLogReaderState* record) {
+    Lease lease{};
+    if (!lease_of_record(XLogRecGetData(record), XLogRecGetDataLen(record), lease))
+        elog(PANIC, "snowflake: a lease WAL record of %u bytes that this version cannot read",
+             static_cast<unsigned>(XLogRecGetDataLen(record)));
+    return lease;
+}
+
+// Replay (a standby, or crash recovery): raise this node's floor to the
+// primary's lease, so that after promotion every id is greater than every id
+// the primary issued under it. Only a mark written to this node's own file
+// counts as its durable lease; without it the node extends its own before
+// issuing anything above the floor. No other process writes during recovery.
+void lease_redo(XLogReaderState* record) {
+    if ((XLogRecGetInfo(record) & ~XLR_INFO_MASK) != kLeaseRecord)
+        elog(PANIC, "snowflake: unknown WAL record %u", XLogRecGetInfo(record));
+    const Lease lease = record_lease(record);
+    SharedState* state = shared_state();
+    if (state == nullptr || state->blocked != Blocked::No) return;
+    if (lease_changed(*state, lease)) return;
+    GeneratorState& generator = state->generator;
+    const std::uint64_t lease_units = units_of(*state, lease.lease_ms);
+    raise_floor(generator, state->layout, lease_units, units_of(*state, lease.clock_ms));
+    // The primary's fence is this node's once promoted (under a registry, a
+    // standby holds a worker id of its own and no fence applies).
+    for (std::uint32_t i = 0; !registry_mode() && i < std::min<std::uint32_t>(lease.fenced_count, kMaxFenced); ++i)
+        fence(generator, lease.fenced[i], true);
+    if (lease_units > generator.lease_ms.load() && write_lease(lease, LOG))
+        generator.lease_ms.store(lease_units);
+}
+
+void lease_desc(StringInfo buffer, XLogReaderState* record) {
+    Lease lease{};
+    if (!lease_of_record(XLogRecGetData(record), XLogRecGetDataLen(record), lease)) {
+        appendStringInfo(buffer, "unreadable (%u bytes)", static_cast<unsigned>(XLogRecGetDataLen(record)));
+        return;
+    }
+    char layout[kLayoutTextMax];
+    format_node_layout(lease.layout, layout);
+    appendStringInfo(buffer, "epoch_unix_ms %lld lease_ms %llu clock_ms %llu worker_id ",
+                     static_cast<long long>(lease.epoch_unix_ms),
+                     static_cast<unsigned long long>(lease.lease_ms),
+                     static_cast<unsigned long long>(lease.clock_ms));
+    if (lease.worker_id == kNoWorker)
+        appendStringInfoString(buffer, "none");
+    else
+        appendStringInfo(buffer, "%u", lease.worker_id);
+    appendStringInfo(buffer, " fenced %u layout %s", lease.fenced_count, layout);
+}
+
+const char* lease_identify(uint8 info) {
+    return (info & ~XLR_INFO_MASK) == kLeaseRecord ? "LEASE" : nullptr;
+}
+
+}  // namespace
+
+void log_lease(const Lease& lease) {
+    LeaseRecord record = lease_record(lease);
+    XLogBeginInsert();
+    XLogRegisterData(reinterpret_cast<char*>(&record), sizeof record);
+    // Not activity: an idle node's checkpoints are still skipped and
+    // archive_timeout does not switch segments for it.
+    XLogSetRecordFlags(XLOG_MARK_UNIMPORTANT);
+    // Flushed so that it streams at once; a commit of any id issued under this
+    // lease comes later in the WAL, so a synchronous standby has it first.
+    XLogFlush(XLogInsert(kRmgrId, kLeaseRecord));
+}
+
+void register_lease_wal() {
+    static RmgrData rmgr = {
+        .rm_name = "snowflake",
+        .rm_redo = SNOWFLAKE_CALLBACK(lease_redo, PANIC),
+        .rm_desc = SNOWFLAKE_CALLBACK(lease_desc, ERROR),
+        .rm_identify = SNOWFLAKE_CALLBACK(lease_identify, ERROR),
+    };
+    // Another extension on the same experimental id: say which, and what to do
+    // (PostgreSQL's own error would not say the latter).
+    if (RmgrIdExists(kRmgrId))
+        ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                        errmsg("snowflake cannot register its WAL resource manager: id %d is taken by \"%s\"",
+                               static_cast<int>(kRmgrId), GetRmgr(kRmgrId).rm_name),
+                        errdetail("Both use RM_EXPERIMENTAL_ID, the id PostgreSQL lends to extensions "
+                                  "whose own id is not registered yet."),
+                        errhint("Load only one of them in shared_preload_libraries on this server "
+                                "until one has a registered id.")));
+    RegisterCustomRmgr(kRmgrId, &rmgr);
+}
+
+}  // namespace snowflake::pg

@@ -1,0 +1,14 @@
+// The lease in the WAL: each extension of the lease is logged (a LeaseRecord,
+// src/core/text.hpp), so that a standby knows its primary's mark when it is
+// promoted, under a resource manager of its own.
+#pragma once
+#include "edge.hpp"
+
+namespace snowflake::pg {
+
+// Logs the lease and flushes it (a commit of any id under it comes later).
+void log_lease(const Lease& lease);
+// From _PG_init: registers the resource manager (its id taken is an ERROR naming the owner).
+void register_lease_wal();
+
+}  // namespace snowflake::pg

@@ -1,0 +1,91 @@
+# Upgrade scripts: for every sql/snowflake--A--B.sql the tree ships, the
+# extension installed at A and updated with ALTER EXTENSION snowflake UPDATE
+# TO 'B' has the catalog of a fresh install of B (test/upgrade/catalog.sql:
+# every member with its definition, operator-family members, casts, comments
+# and privileges); every released version reaches default_version; the
+# released install scripts are byte for byte the ones released
+# (sql/released.sha256). The comparison is checked to see what it must: a
+# changed label, comment, privilege or operator-family member.
+use strict;
+use warnings FATAL => 'all';
+
+use Digest::SHA qw(sha256_hex);
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use SnowflakeTest;
+
+my $root = $ENV{TESTDIR} // '.';
+my $catalog = slurp_file("$root/test/upgrade/catalog.sql");
+my ($default) = slurp_file("$root/snowflake.control") =~ /^default_version = '([^']+)'/m
+  or die 'no default_version in snowflake.control';
+my @scripts = map { m{/snowflake--([^/]+)\.sql$} ? $1 : () } glob "$root/sql/snowflake--*.sql";
+my @installs = grep { !/--/ } @scripts;
+my @updates = map { [ split /--/ ] } grep { /--/ } @scripts;
+ok((grep { $_ eq $default } @installs), "an install script for default_version $default");
+
+my $node = snowflake_node('upgrade', 1);
+$node->start;
+
+my $databases = 0;
+# A new database with the extension created at $version (and updated to $to).
+sub installed
+{
+	my ($version, $to) = @_;
+	my $db = 'db' . ++$databases;
+	$node->safe_psql('postgres', "CREATE DATABASE $db");
+	$node->safe_psql($db, "CREATE EXTENSION snowflake VERSION '$version'");
+	$node->safe_psql($db, "ALTER EXTENSION snowflake UPDATE TO '$to'") if defined $to;
+	return $db;
+}
+sub catalog_of { return [ split /\n/, $node->safe_psql($_[0], $catalog) ]; }
+
+# What the comparison must see: each change to a fresh install shows.
+my $fresh = catalog_of(installed($default));
+cmp_ok(scalar @$fresh, '>', 200, sprintf('the catalog of %s: %d objects', $default, scalar @$fresh));
+is_deeply(catalog_of(installed($default)), $fresh, 'two fresh installs: the same catalog');
+for my $change (
+	[ 'a function\'s label', 'ALTER FUNCTION snowflake_to_base32(bigint) VOLATILE', qr/^function snowflake_to_base32\(bigint\) \|/ ],
+	[ 'a comment', "COMMENT ON FUNCTION snowflake_nextval() IS 'changed'", qr/snowflake_nextval\(\).*\| changed$/ ],
+	[ 'a privilege', 'GRANT EXECUTE ON FUNCTION snowflake_adopt_worker_id() TO PUBLIC', qr/snowflake_adopt_worker_id.*=X/ ],
+	[ 'a member of a core operator family',
+	  'ALTER EXTENSION snowflake DROP OPERATOR CLASS snowflake_ops USING btree; DROP OPERATOR CLASS snowflake_ops USING btree',
+	  qr/^operator 1 \(bigint, snowflake\) of operator family integer_ops/ ])
+{
+	my ($what, $sql, $line) = @$change;
+	my $db = installed($default);
+	$node->safe_psql($db, $sql);
+	my %before = map { $_ => 1 } @$fresh;
+	my %after = map { $_ => 1 } @{ catalog_of($db) };
+	my @differing = ((grep { !$after{$_} } keys %before), (grep { !$before{$_} } keys %after));
+	ok((grep { $_ =~ $line } @differing), "the comparison sees $what changed");
+}
+
+# Every shipped upgrade script.
+note scalar(@updates) . ' upgrade scripts shipped';
+for my $update (@updates)
+{
+	my ($from, $to) = @$update;
+	my $updated = catalog_of(installed($from, $to));
+	my $new = catalog_of(installed($to));
+	is_deeply($updated, $new, "$from updated to $to: the catalog of a fresh $to");
+}
+
+# Every released version reaches default_version.
+my %reaches = map { split /\|/ } split /\n/,
+  $node->safe_psql('postgres', "SELECT source, path IS NOT NULL FROM pg_extension_update_paths('snowflake') WHERE target = '$default'");
+for my $version (grep { $_ ne $default } @installs)
+{
+	is($reaches{$version}, 't', "$version updates to $default");
+}
+
+# Released install scripts are never edited.
+my %released = map { /^([0-9a-f]{64})  (\S+)$/ ? ($2 => $1) : () } split /\n/, slurp_file("$root/sql/released.sha256");
+note scalar(keys %released) . ' released install scripts recorded';
+for my $file (sort keys %released)
+{
+	is(sha256_hex(slurp_file("$root/$file")), $released{$file}, "$file is as released");
+}
+
+$node->stop;
+done_testing();

@@ -12,7 +12,7 @@ void refuse_call(Status status) {
     switch (status) {
         case Status::ClockBeforeEpoch:
             ereport(ERROR, (errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
-                            errmsg("the system clock reads earlier than snowflake.epoch \"%s\"",
+                            errmsg("the system clock reads earlier than \"snowflake.epoch\" (%s)",
                                    epoch_setting),
                             errhint("Check the system clock, or set snowflake.epoch to an earlier "
                                     "instant before any id is issued.")));
@@ -29,7 +29,7 @@ void refuse_call(Status status) {
             if (status == Status::WindowEnded) break;  // only a registry's grant has a window
             ereport(ERROR,
                     (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-                     errmsg("snowflake.worker_id is not set"),
+                     errmsg("parameter \"snowflake.worker_id\" is not set"),
                      errhint("Add this line to postgresql.conf, with a number 0..%llu that no "
                              "other node uses, then run SELECT pg_reload_conf():\n"
                              "snowflake.worker_id = 1",

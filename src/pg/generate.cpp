@@ -27,7 +27,7 @@ void snowflake::pg::refuse_changed_lease(const SharedState& state, bool decoding
         format_node_layout(state.lease_layout, old_layout);
         ereport(ERROR,
                 (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-                 errmsg("snowflake.layout changed from \"%s\" to \"%s\" on a node that has issued ids",
+                 errmsg("parameter \"snowflake.layout\" changed from \"%s\" to \"%s\" on a node that has issued ids",
                         old_layout, layout_setting),
                  errdetail("Ids already issued would decode to other times and workers, and new "
                            "ids could repeat them."),
@@ -42,7 +42,7 @@ void snowflake::pg::refuse_changed_lease(const SharedState& state, bool decoding
     }
     ereport(ERROR,
             (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-             errmsg("snowflake.epoch changed from \"%s\" to \"%s\" on a node that has issued ids",
+             errmsg("parameter \"snowflake.epoch\" changed from \"%s\" to \"%s\" on a node that has issued ids",
                     old_epoch, epoch_setting),
              state.epoch_unix_ms > state.lease_epoch_unix_ms
                  ? errdetail("The new epoch is later: new ids would carry smaller times and could "

@@ -105,7 +105,7 @@ const Ff1Key& cipher_of(Ff1Key& cache, const std::uint8_t* bytes, std::size_t le
 const PublicKeys& keys_or_refuse() {
     if (public_keys == nullptr)
         ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-                        errmsg("snowflake.public_key is not set"),
+                        errmsg("parameter \"snowflake.public_key\" is not set"),
                         errhint("A superuser sets it, to 32 or 64 hexadecimal digits of a random "
                                 "key: ALTER SYSTEM SET snowflake.public_key = '<hex>'; SELECT "
                                 "pg_reload_conf(); or give the key: snowflake_to_public(id, key).")));

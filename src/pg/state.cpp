@@ -73,7 +73,7 @@ void assign_layout(const char*, void* extra) {
 // The worker id must fit the layout's worker field (at start and on reload).
 bool check_worker_id(int* newval, void**, GucSource) {
     if (*newval >= 0 && registry_mode()) {
-        GUC_check_errmsg("snowflake.worker_id and snowflake.registry are both set");
+        GUC_check_errmsg("parameters \"snowflake.worker_id\" and \"snowflake.registry\" are both set");
         GUC_check_errdetail("With snowflake.registry, the worker id is claimed from the registry.");
         GUC_check_errhint("Set one of them: remove snowflake.worker_id, or empty snowflake.registry.");
         return false;

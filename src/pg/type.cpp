@@ -79,7 +79,7 @@ TimestampTz timestamp_of(std::uint64_t id, std::int64_t epoch_ms, const Layout& 
     const int bits = layout.time_bits + layout.time_shift;
     if (bits < 63 && (id >> bits) != 0)
         ereport(ERROR, (errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-                        errmsg("snowflake id %llu has bits above the %d bits of snowflake.layout",
+                        errmsg("snowflake id %llu has bits above the %d bits of \"snowflake.layout\"",
                                static_cast<unsigned long long>(id), bits)));
     const auto ms = static_cast<std::int64_t>(time_of(id, layout)) * layout.unit_ms;
     return (epoch_ms + ms - kUnixToPostgresMs) * 1000;

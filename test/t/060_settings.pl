@@ -123,7 +123,7 @@ $node->start;
 my $error = refused('SELECT snowflake_nextval()');
 like(
 	$error,
-	qr/snowflake\.epoch changed from "[^"]+" to "2023-01-01 00:00:00\+00"/,
+	qr/parameter "snowflake\.epoch" changed from "[^"]+" to "2023-01-01 00:00:00\+00"/,
 	'epoch changed: the error names the new epoch');
 my ($old) = $error =~ /changed from "([^"]+)"/;
 is($node->safe_psql('postgres', "SELECT '$old'::timestamptz = '2024-01-01 00:00:00+00'"),
@@ -131,7 +131,7 @@ is($node->safe_psql('postgres', "SELECT '$old'::timestamptz = '2024-01-01 00:00:
 like($error, qr/HINT:  .*snowflake\.epoch = '[^']+' again/,
 	'epoch changed: the hint says how to proceed');
 like(refused('SELECT count(*) FROM snowflake_nextvals(10)'),
-	qr/snowflake\.epoch changed/, 'epoch changed: snowflake_nextvals() refuses too');
+	qr/parameter "snowflake\.epoch" changed/, 'epoch changed: snowflake_nextvals() refuses too');
 is($node->safe_psql('postgres', 'SELECT generating FROM snowflake_status'),
 	'f', 'epoch changed: snowflake_status shows no generation');
 # Decoding under the setting would shift every id already issued: the STABLE
@@ -140,7 +140,7 @@ for my $call ('snowflake_to_timestamp(1)', '(snowflake_decode(1)).ts',
 	"snowflake_from_timestamp('2026-01-01+00')")
 {
 	like(refused("SELECT $call"),
-		qr/snowflake\.epoch changed from .*HINT:  Decode with the epoch of this node's ids, as in snowflake_to_timestamp\(id, '[^']+'\)/s,
+		qr/parameter "snowflake\.epoch" changed from .*HINT:  Decode with the epoch of this node's ids, as in snowflake_to_timestamp\(id, '[^']+'\)/s,
 		"epoch changed: $call refuses, with the way to decode");
 }
 is($node->safe_psql('postgres',

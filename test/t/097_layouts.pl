@@ -101,10 +101,10 @@ $node->adjust_conf('postgresql.conf', 'snowflake.layout', "'time=41 worker=10 se
 $node->start;
 my ($rc, $out, $err) = $node->psql('postgres', 'SELECT snowflake_nextval()');
 like($err,
-	qr/snowflake\.layout changed from "time=41 worker=8 sequence=14" to "time=41 worker=10 sequence=12".*HINT:  Set snowflake\.layout = 'time=41 worker=8 sequence=14' again/s,
+	qr/parameter "snowflake\.layout" changed from "time=41 worker=8 sequence=14" to "time=41 worker=10 sequence=12".*HINT:  Set snowflake\.layout = 'time=41 worker=8 sequence=14' again/s,
 	'another layout at restart: generation refuses, naming both and the way out');
 ($rc, $out, $err) = $node->psql('postgres', "SELECT snowflake_to_timestamp($id)");
-like($err, qr/snowflake\.layout changed .*HINT:  Decode with the layout of this node's ids, as in snowflake_decode_as\(id, 'epoch=\d+ time=41 worker=8 sequence=14'\)/s,
+like($err, qr/parameter "snowflake\.layout" changed .*HINT:  Decode with the layout of this node's ids, as in snowflake_decode_as\(id, 'epoch=\d+ time=41 worker=8 sequence=14'\)/s,
 	'another layout at restart: decoding refuses, naming the layout to decode with');
 $node->stop;
 $node->adjust_conf('postgresql.conf', 'snowflake.layout', "'time=41 worker=8 sequence=14'");
@@ -145,7 +145,7 @@ SELECT from_id = snowflake_from_timestamp(from_ts) AND to_id = snowflake_from_ti
   FROM snowflake_partition_bounds(now(), 'day')}),
 	't', 'js53: snowflake_partition_bounds gives the ids of the day in the layout');
 ($rc, $out, $err) = $js->psql('postgres', 'SELECT snowflake_to_timestamp(9007199254740992)');
-like($err, qr/snowflake id 9007199254740992 has bits above the 53 bits of snowflake\.layout/,
+like($err, qr/snowflake id 9007199254740992 has bits above the 53 bits of "snowflake\.layout"/,
 	'js53: decoding 2^53 is refused');
 $js->stop;
 

@@ -63,7 +63,7 @@ sub status { return $_[0]->safe_psql('postgres', "SELECT $_[1] FROM snowflake_st
 {
 	my $both = snowflake_node('both', 3, "snowflake.registry = 'host=/nonexistent dbname=x'\n");
 	ok(!$both->start(fail_ok => 1), 'snowflake.worker_id and snowflake.registry both set: the server does not start');
-	ok($both->log_contains(qr/snowflake\.worker_id and snowflake\.registry are both set/),
+	ok($both->log_contains(qr/parameters "snowflake\.worker_id" and "snowflake\.registry" are both set/),
 		'the log says why');
 	my $bad = snowflake_node('bad', undef, "snowflake.registry = 'host=x = y'\n");
 	ok(!$bad->start(fail_ok => 1), 'a snowflake.registry that is no conninfo: the server does not start');

@@ -14,12 +14,12 @@ SELECT results_eq('SHOW snowflake.worker_id', $$VALUES ('-1'::text)$$, 'SHOW sno
 SELECT is(source, 'default', 'worker_id comes from the built-in default')
   FROM pg_settings WHERE name = 'snowflake.worker_id';
 
-SELECT throws_ok('SELECT snowflake_nextval()', '55000', 'snowflake.worker_id is not set',
+SELECT throws_ok('SELECT snowflake_nextval()', '55000', 'parameter "snowflake.worker_id" is not set',
                  'snowflake_nextval() refuses: worker_id is not set');
-SELECT throws_ok('SELECT * FROM snowflake_nextvals(3)', '55000', 'snowflake.worker_id is not set',
+SELECT throws_ok('SELECT * FROM snowflake_nextvals(3)', '55000', 'parameter "snowflake.worker_id" is not set',
                  'snowflake_nextvals(3) refuses: worker_id is not set');
 CREATE TEMP TABLE t (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), v int) ON COMMIT DROP;
-SELECT throws_ok('INSERT INTO t (v) VALUES (1)', '55000', 'snowflake.worker_id is not set',
+SELECT throws_ok('INSERT INTO t (v) VALUES (1)', '55000', 'parameter "snowflake.worker_id" is not set',
                  'an INSERT relying on DEFAULT snowflake_nextval() refuses');
 
 CREATE TEMP TABLE caught ON COMMIT DROP AS
@@ -65,7 +65,7 @@ SELECT is(epoch, '2024-01-01 00:00:00+00'::timestamptz, 'snowflake_status: epoch
 SELECT is(last_id, NULL, 'snowflake_status: nothing issued') FROM snowflake_status;
 
 -- still refused after all of the above (nothing cached a worker id)
-SELECT throws_ok('SELECT snowflake_nextval()', '55000', 'snowflake.worker_id is not set',
+SELECT throws_ok('SELECT snowflake_nextval()', '55000', 'parameter "snowflake.worker_id" is not set',
                  'snowflake_nextval() still refuses');
 
 SELECT * FROM finish();

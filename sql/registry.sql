@@ -31,6 +31,9 @@ SELECT worker_id, fencing_epoch
 SELECT worker_id, fencing_epoch
   FROM snowflake_registry_claim('c', 'node c', NULL, 1023, 60000, 1704067200000, 'time=41 worker=10 sequence=12');
 SELECT * FROM pg_temp.error_of($$SELECT snowflake_registry_claim('d', 'node d', NULL, 1023, 60000, 1704067200000, 'time=41 worker=10 sequence=12')$$);
+-- a claim without a holder, or with an empty window, is refused
+SELECT * FROM pg_temp.error_of($$SELECT snowflake_registry_claim(NULL, 'node d', NULL, 1023, 60000, 1704067200000, 'time=41 worker=10 sequence=12')$$);
+SELECT * FROM pg_temp.error_of($$SELECT snowflake_registry_claim('d', 'node d', NULL, 1023, 0, 1704067200000, 'time=41 worker=10 sequence=12')$$);
 -- a node of another epoch or layout belongs to another fleet
 SELECT * FROM pg_temp.error_of($$SELECT snowflake_registry_claim('d', 'node d', NULL, 1023, 60000, 1704067200001, 'time=41 worker=10 sequence=12')$$);
 SELECT * FROM pg_temp.error_of($$SELECT snowflake_registry_claim('d', 'node d', NULL, 1023, 60000, 1704067200000, 'time=41 worker=8 sequence=14')$$);

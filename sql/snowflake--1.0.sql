@@ -1172,6 +1172,12 @@ DECLARE
     w snowflake_registry.workers;
     counts text;
 BEGIN
+    -- not STRICT (previous may be NULL), so a NULL holder cannot make a grant that looks free
+    IF holder IS NULL OR holder_name IS NULL OR max_worker IS NULL OR window_ms IS NULL OR window_ms < 1
+       OR epoch_ms IS NULL OR layout IS NULL THEN
+        RAISE EXCEPTION 'a claim needs a holder, its name, the highest worker id, a window of at least 1 ms, the epoch and the layout'
+            USING ERRCODE = '22023';
+    END IF;
     SELECT * INTO STRICT s FROM snowflake_registry.settings FOR UPDATE;  -- one claim at a time
     now_ms := (extract(epoch FROM clock_timestamp()) * 1000)::bigint;
     IF s.epoch_ms IS NULL THEN

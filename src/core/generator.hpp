@@ -254,10 +254,6 @@ inline void apply_grant(GeneratorState& state, const Layout& layout, std::uint32
     state.grant.store(pack_grant(worker_id, until), std::memory_order_release);
 }
 
-// Withdraws the worker id (until a registry grants one again).
-inline void withdraw_grant(GeneratorState& state) noexcept {
-    state.grant.store(pack_grant(kNoWorker, 0), std::memory_order_release);
-}
 
 // After hand_over() and one id issued since: true and the last id issued under
 // the old worker id (0: none since start) once the first id under the new one

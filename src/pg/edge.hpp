@@ -92,6 +92,27 @@ void register_worker(const char* function, const char* name, BgWorkerStartTime s
 [[noreturn]] void refuse_changed_lease(const SharedState& state, bool decoding);
 Config generator_config();
 
+// Times: the lease file, its WAL record and the registry count ms (since the
+// epoch, or since 1970); the generator, the layout's units (the same in 1 ms
+// layouts).
+inline std::uint64_t ms_of(const SharedState& state, std::uint64_t units) {
+    return units * static_cast<std::uint64_t>(state.layout.unit_ms);
+}
+inline std::uint64_t units_of(const SharedState& state, std::uint64_t ms) {
+    return ms / static_cast<std::uint64_t>(state.layout.unit_ms);
+}
+// The clock, in the layout's units since the epoch.
+inline std::uint64_t now_units(const SharedState& state) {
+    const std::int64_t ms = unix_now_ms() - state.epoch_unix_ms;
+    return ms > 0 ? units_of(state, static_cast<std::uint64_t>(ms)) : 0;
+}
+// An id time (ms since 1970) as the first time unit at or after it: ids of
+// the units below it decode to times below it (a registry's window ends).
+inline std::uint64_t units_from(const SharedState& state, std::int64_t unix_ms) {
+    const std::int64_t ms = unix_ms - state.epoch_unix_ms;
+    return ms <= 0 ? 0 : units_of(state, static_cast<std::uint64_t>(ms) + state.layout.unit_ms - 1);
+}
+
 // snowflake.public_key, the key of public ids (public.cpp); from _PG_init.
 void define_public_key_setting();
 // Row estimates on snowflake columns as for bigint (estimate.cpp); from _PG_init.

@@ -245,9 +245,9 @@ SNOWFLAKE_FUNCTION(snowflake_status) {
     }
     const GeneratorState& g = state->generator;
     const Layout& l = state->layout;
-    const auto ms_of = [&l](std::uint64_t units) { return static_cast<std::int64_t>(units) * l.unit_ms; };
-    const auto time_of_units = [state, &ms_of](std::uint64_t units) {
-        return TimestampTzGetDatum(timestamptz_of_unix_ms(state->epoch_unix_ms + ms_of(units)));
+    const auto ms = [state](std::uint64_t units) { return static_cast<std::int64_t>(ms_of(*state, units)); };
+    const auto time_of_units = [state, &ms](std::uint64_t units) {
+        return TimestampTzGetDatum(timestamptz_of_unix_ms(state->epoch_unix_ms + ms(units)));
     };
     const std::uint32_t worker_id = worker_in_effect(g);
     values[0] = Int32GetDatum(static_cast<std::int32_t>(worker_id));
@@ -259,13 +259,13 @@ SNOWFLAKE_FUNCTION(snowflake_status) {
     values[3] = time_of_units(time_of(floor, l));
     nulls[3] = floor == 0;
     const std::int64_t lead =
-        ms_of(time_of(last, l)) + state->epoch_unix_ms - unix_now_ms();
+        ms(time_of(last, l)) + state->epoch_unix_ms - unix_now_ms();
     values[4] = Int64GetDatum(std::max<std::int64_t>(lead, 0));
     nulls[4] = last == 0;
     const std::uint64_t lease = g.lease_ms.load();
     values[5] = time_of_units(lease);
     nulls[5] = lease == 0;
-    const std::uint64_t counters[] = {g.regressions.load(), static_cast<std::uint64_t>(ms_of(g.borrowed_ms.load())),
+    const std::uint64_t counters[] = {g.regressions.load(), ms_of(*state, g.borrowed_ms.load()),
                                       g.waits.load(), g.lease_extensions.load()};
     for (int i = 0; i < 4; ++i) {
         values[6 + i] = Int64GetDatum(static_cast<std::int64_t>(counters[i]));

@@ -123,15 +123,6 @@ bool write_lease(const Lease& lease, int elevel) {
     return durable_rename(temp_path, path, elevel) == 0;
 }
 
-// The lease file and record count ms since the epoch; the generator, the
-// layout's units (the same in 1 ms layouts).
-std::uint64_t ms_of(const SharedState& state, std::uint64_t units) {
-    return units * static_cast<std::uint64_t>(state.layout.unit_ms);
-}
-std::uint64_t units_of(const SharedState& state, std::uint64_t ms) {
-    return ms / static_cast<std::uint64_t>(state.layout.unit_ms);
-}
-
 // A lease taken under another epoch or layout blocks generation (and the
 // decoding forms that read the settings): true if so.
 bool lease_changed(SharedState& state, const Lease& lease) {
@@ -156,12 +147,6 @@ Lease lease_of(const SharedState& state, std::uint64_t lease_units, std::uint64_
     for (std::uint32_t w = 0; w <= state.layout.max_worker && lease.fenced_count < kMaxFenced; ++w)
         if (is_fenced(state.generator, w)) lease.fenced[lease.fenced_count++] = w;
     return lease;
-}
-
-// The clock, in the layout's units since the epoch.
-std::uint64_t now_units(const SharedState& state) {
-    const std::int64_t ms = unix_now_ms() - state.epoch_unix_ms;
-    return ms > 0 ? static_cast<std::uint64_t>(ms / state.layout.unit_ms) : 0;
 }
 
 bool load_lease(SharedState& state, Lease& lease) {

@@ -12,12 +12,6 @@ inline constexpr char kLeasePath[] = "pg_snowflake/lease";
 // at `elevel`, when that fails (the old file stays in place).
 bool write_lease(const Lease& lease, int elevel);
 
-// The lease file and record count ms since the epoch; the generator, the
-// layout's units (the same in 1 ms layouts).
-std::uint64_t ms_of(const SharedState& state, std::uint64_t units);
-std::uint64_t units_of(const SharedState& state, std::uint64_t ms);
-// The clock, in the layout's units since the epoch.
-std::uint64_t now_units(const SharedState& state);
 // The lease to write: the mark and clock reading (units), the worker id in
 // effect and the fence.
 Lease lease_of(const SharedState& state, std::uint64_t lease_units, std::uint64_t clock_units);

@@ -158,15 +158,6 @@ std::int64_t renew_interval_ms() {
     return std::min<std::int64_t>(registry_renew_setting, registry_window_setting / 3);
 }
 
-// An id time (ms since 1970) as the first time unit since the epoch at or
-// after it: ids of units below it decode to times below it.
-std::uint64_t units_from(const SharedState& state, std::int64_t unix_ms) {
-    const std::int64_t ms = unix_ms - state.epoch_unix_ms;
-    return ms <= 0 ? 0 : static_cast<std::uint64_t>((ms + state.layout.unit_ms - 1) / state.layout.unit_ms);
-}
-
-std::uint64_t now_units(const SharedState& state) { return units_from(state, unix_now_ms()); }
-
 // Publishes a grant to the generator: the floor rises to `from`, then the
 // worker id and the window's end are published in one word.
 void publish(SharedState& state, std::uint32_t worker_id, std::int64_t fencing_epoch, std::int64_t from_ms,

@@ -3,8 +3,8 @@
 # that never overlaps another grant of it, and the node refuses ids at or past
 # the window's end. Nodes here: 6 s windows renewed every 500 ms.
 #   1. settings: snowflake.registry with snowflake.worker_id, or a bad conninfo, refuse to start
-#   2. claims: a clean shutdown gets the same worker id back, kill -9 another
-#      one; ids exhausted is a clear error; a dead node's id released by hand
+#   2. claims: a clean shutdown and a crash restart get the same worker id
+#      back, kill -9 of the postmaster another one; ids exhausted is a clear error; a dead node's id released by hand
 #   3. the registry stopped (SIGSTOP) for less than the window: no error, the
 #      insert path never waits on it
 #   4. the registry down past the window's end: errors start at the end, not
@@ -74,7 +74,7 @@ sub status { return $_[0]->safe_psql('postgres', "SELECT $_[1] FROM snowflake_st
 # 2. claims, shutdown and kill -9, exhaustion, a release by hand
 {
 	my $conninfo = registry_create($registry, 'small', '[0,2)', '1 hour');
-	my $node = registry_node('k', $conninfo);
+	my $node = registry_node('k', $conninfo, "restart_after_crash = on\n");
 	$node->start;
 	$node->safe_psql('postgres', $schema);
 	my $first = wait_for_worker($node);
@@ -90,6 +90,16 @@ sub status { return $_[0]->safe_psql('postgres', "SELECT $_[1] FROM snowflake_st
 		'free', 'the registry shows it free');
 	$node->start;
 	is(wait_for_worker($node), $first, 'restarted after a clean shutdown: the same worker id back');
+	cmp_ok($node->safe_psql('postgres', 'SELECT snowflake_nextval()'), '>', $max, 'ids go on above the ones before');
+
+	# a crash of one server process: the postmaster reinitializes, keeps its
+	# incarnation, and the registry grants the same worker id again
+	my $registry_worker = background_worker_pid($node, qr/snowflake registry worker/);
+	my $log_offset = -s $node->logfile;
+	$max = $node->safe_psql('postgres', 'SELECT max(x) FROM snowflake_nextvals(1000) x');
+	kill 'KILL', $registry_worker or die 'no registry worker to kill';
+	$node->wait_for_log(qr/all server processes terminated; reinitializing/, $log_offset);
+	is(wait_for_worker($node), $first, 'after kill -9 of a server process (the crash restart): the same worker id, the same grant');
 	cmp_ok($node->safe_psql('postgres', 'SELECT snowflake_nextval()'), '>', $max, 'ids go on above the ones before');
 
 	$max = $node->safe_psql('postgres', 'SELECT max(x) FROM snowflake_nextvals(1000) x');

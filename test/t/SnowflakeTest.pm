@@ -11,7 +11,7 @@ use PostgreSQL::Test::Utils;
 use Time::HiRes ();
 
 our @EXPORT = qw(snowflake_node read_lease time_of log_count lease_writer_pid DEFAULT_EPOCH_MS
-  registry_server registry_create registry_conninfo readme_blocks registry_node wait_for_worker processes_of signal_node kill9_and_wait);
+  registry_server registry_create registry_conninfo readme_blocks registry_node wait_for_worker processes_of signal_node kill9_and_wait background_worker_pid);
 
 use constant DEFAULT_EPOCH_MS => 1704067200000;    # 2024-01-01 00:00:00 UTC
 
@@ -63,11 +63,11 @@ sub read_lease
 	};
 }
 
-# The pid of a node's running lease writer (a background worker with no
-# database connection, so not in pg_stat_activity), or undef.
-sub lease_writer_pid
+# The pid of a node's running background worker whose name matches $name
+# (it has no database connection, so it is not in pg_stat_activity), or undef.
+sub background_worker_pid
 {
-	my ($node) = @_;
+	my ($node, $name) = @_;
 	my ($postmaster) = split /\n/, slurp_file($node->data_dir . '/postmaster.pid');
 	for my $stat (glob '/proc/[0-9]*/stat')
 	{
@@ -79,10 +79,13 @@ sub lease_writer_pid
 		open my $cmd, '<', "/proc/$pid/cmdline" or next;
 		my $cmdline = <$cmd> // '';
 		close $cmd;
-		return $pid if $cmdline =~ /snowflake lease worker/;
+		return $pid if $cmdline =~ $name;
 	}
 	return undef;
 }
+
+# The pid of a node's running lease writer, or undef.
+sub lease_writer_pid { return background_worker_pid($_[0], qr/snowflake lease worker/); }
 
 # The time field of an id, ms since the epoch; Perl integers are 64-bit.
 sub time_of { return $_[0] >> 22; }

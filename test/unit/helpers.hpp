@@ -54,4 +54,7 @@ constexpr std::uint64_t successor(std::uint64_t last, std::uint32_t worker_id) n
     return successor(last, worker_id, kDefaultLayout);
 }
 
+// No worker id in effect (as before a registry's first grant).
+inline void withdraw_grant(GeneratorState& state) noexcept { state.grant.store(pack_grant(kNoWorker, 0)); }
+
 }  // namespace snowflake

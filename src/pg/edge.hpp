@@ -43,7 +43,7 @@ std::int64_t epoch_unix_ms();  // snowflake.epoch, parsed
 const Layout& node_layout();   // snowflake.layout, parsed
 
 // Why generation is refused on this server, decided at start-up.
-enum class Blocked : std::uint32_t { No, EpochChanged, LayoutChanged, LeaseUnreadable, LeaseCorrupt };
+enum class Blocked : std::uint32_t { No, EpochChanged, LayoutChanged, LeaseUnreadable, LeaseCorrupt, LeaseNotCarried };
 
 struct SharedState {
     GeneratorState generator;

@@ -1,6 +1,7 @@
 // snowflake_nextval(), snowflake_nextvals(n) and snowflake_status().
 #include "edge.hpp"
 #include "fence.hpp"
+#include "lease_file.hpp"
 #include "lease_writer.hpp"
 #include "registry.hpp"
 
@@ -106,6 +107,14 @@ SharedState& generator_or_refuse() {
                      : 0,
                  errhint("Restore it from a backup, or remove it and restart once the system "
                          "clock is later than the last id issued.")));
+    if (state->blocked == Blocked::LeaseNotCarried)
+        ereport(ERROR,
+                (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                 errmsg("this data directory was made by pg_upgrade without its snowflake lease"),
+                 errdetail("pg_upgrade does not copy the file pg_snowflake/lease, which holds the "
+                           "high-water mark of the ids issued before the upgrade; without it, new "
+                           "ids could repeat them."),
+                 errhint("%s", kCarryLeaseHint)));
     return *state;
 }
 

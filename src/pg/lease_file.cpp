@@ -4,6 +4,8 @@
 #include "registry.hpp"
 
 extern "C" {
+#include "miscadmin.h"
+#include "common/file_perm.h"
 #include "storage/fd.h"
 #include "storage/ipc.h"
 }
@@ -75,7 +77,69 @@ bool overwrite_lease(const char* path, const char (&block)[kLeaseBlock]) {
     return done;
 }
 
+// Removes the upgrade mark durably; false, reported at LOG, when that fails.
+bool forget_upgrade() {
+    if (unlink(kUpgradedPath) != 0 && errno != ENOENT) {
+        ereport(LOG, (errcode_for_file_access(), errmsg("could not remove file \"%s\": %m", kUpgradedPath)));
+        return false;
+    }
+    return fsync_fname_ext(kLeaseDirectory, true, false, LOG) == 0;
+}
+
+// At start-up in a data directory pg_upgrade made: the lease copied in from
+// the old data directory (written there, so not this directory's) is taken
+// as this directory's own, without the clone fence: the upgrade replaces the
+// old cluster. Without it, no id is issued.
+void carry_upgraded_lease(SharedState& state, const Lease& lease, bool exists) {
+    if (state.blocked != Blocked::No) return;  // refused for another reason, said already
+    if (!exists || !state.lease_elsewhere) {
+        state.blocked = Blocked::LeaseNotCarried;
+        ereport(LOG, (errmsg("snowflake: this data directory was made by pg_upgrade without the old "
+                             "data directory's lease; no id is issued"),
+                      errhint("%s", kCarryLeaseHint)));
+        return;
+    }
+    // The mark goes first: a crash before the lease is rewritten leaves a
+    // lease written elsewhere and no mark, which the clone fence refuses.
+    if (!forget_upgrade()) {
+        state.blocked = Blocked::LeaseNotCarried;
+        return;
+    }
+    state.lease_elsewhere = false;
+    (void)write_lease(lease_of(state, units_of(state, lease.lease_ms), units_of(state, lease.clock_ms)), LOG);
+    ereport(LOG, (errmsg("snowflake: the lease of the data directory this one was upgraded from is "
+                         "carried over; ids continue above those issued before the upgrade")));
+}
+
 }  // namespace
+
+void mark_if_upgrading() {
+    struct stat st;
+    // pg_upgrade keeps its output in the new data directory while it runs
+    if (!IsBinaryUpgrade || stat("pg_upgrade_output.d", &st) != 0 || !S_ISDIR(st.st_mode)) return;
+    if (stat(kUpgradedPath, &st) == 0) return;
+    constexpr char text[] =
+        "This data directory was made by pg_upgrade. Copy pg_snowflake/lease from the old data\n"
+        "directory into this directory's pg_snowflake before starting the server; until then\n"
+        "snowflake issues no id.\n";
+    // Plain system calls: this runs in _PG_init, before the postmaster's file access is set up.
+    const bool made = mkdir(kLeaseDirectory, pg_dir_create_mode) == 0;
+    if (!made && errno != EEXIST)
+        ereport(FATAL, (errcode_for_file_access(), errmsg("could not create directory \"%s\": %m", kLeaseDirectory)));
+    const int fd = open(kUpgradedPath, O_WRONLY | O_CREAT | O_TRUNC | PG_BINARY, pg_file_create_mode);
+    bool done = fd >= 0 && write(fd, text, sizeof text - 1) == static_cast<ssize_t>(sizeof text - 1) &&
+                fsync(fd) == 0;
+    if (fd >= 0 && close(fd) != 0) done = false;
+    for (const char* directory : {kLeaseDirectory, "."}) {
+        const int dir = done ? open(directory, O_RDONLY | PG_BINARY, 0) : -1;
+        done = dir >= 0 && fsync(dir) == 0;
+        if (dir >= 0) close(dir);
+    }
+    if (!done)
+        ereport(FATAL, (errcode_for_file_access(), errmsg("could not write file \"%s\": %m", kUpgradedPath),
+                        errdetail("In pg_upgrade's new data directory, snowflake marks that the old "
+                                  "data directory's lease must be carried over.")));
+}
 
 // Writes the lease durably: in place when the file is a block already,
 // otherwise (or when that fails) a new file: temp file, fsync, rename, fsync
@@ -171,6 +235,8 @@ bool load_lease(SharedState& state, Lease& lease) {
     std::uint64_t host, inode;
     own_directory(host, inode);
     state.lease_elsewhere = exists && (lease.directory_host != host || lease.directory_inode != inode);
+    struct stat st;
+    if (!IsBinaryUpgrade && stat(kUpgradedPath, &st) == 0) carry_upgraded_lease(state, lease, exists);
     const std::int64_t ahead_ms =
         state.epoch_unix_ms + static_cast<std::int64_t>(lease.lease_ms) - unix_now_ms();
     if (exists && ahead_ms > 0)

@@ -7,6 +7,13 @@
 namespace snowflake::pg {
 
 inline constexpr char kLeasePath[] = "pg_snowflake/lease";
+// In a data directory pg_upgrade made: until the old directory's lease is
+// carried into it, no id is issued.
+inline constexpr char kUpgradedPath[] = "pg_snowflake/upgraded";
+inline constexpr char kCarryLeaseHint[] =
+    "Stop the server, copy the file pg_snowflake/lease of the old data directory into this "
+    "data directory's pg_snowflake directory, and start the server again. If the old data "
+    "directory has no such file, it never issued an id: remove pg_snowflake/upgraded instead.";
 
 // Writes the lease durably, stamped with this data directory; false, reported
 // at `elevel`, when that fails (the old file stays in place).
@@ -22,6 +29,11 @@ bool lease_changed(SharedState& state, const Lease& lease);
 // At shared memory start-up: reads the lease file and puts the generator in
 // its start-up shape; true, with `lease`, when there is a readable one.
 bool load_lease(SharedState& state, Lease& lease);
+// In pg_upgrade's new data directory (the library is loaded there while it
+// runs: preloaded, or by its check of loadable libraries): marks it as
+// upgraded, durably; FATAL when that fails.
+void mark_if_upgrading();
+
 // At a clean shutdown (on_shmem_exit of the postmaster).
 void shrink_lease_at_shutdown(int code, Datum);
 

@@ -17,11 +17,13 @@ use constant DEFAULT_EPOCH_MS => 1704067200000;    # 2024-01-01 00:00:00 UTC
 
 # A node with snowflake preloaded, the given worker id (undef: unset) and any
 # further postgresql.conf lines; the extension is created once it runs.
-# %init goes to Cluster::init (allows_streaming and the like).
+# %init goes to Cluster::init (allows_streaming and the like), but for
+# install_path, another installation's (Cluster::new).
 sub snowflake_node
 {
 	my ($name, $worker_id, $extra_conf, %init) = @_;
-	my $node = PostgreSQL::Test::Cluster->new($name);
+	my $install_path = delete $init{install_path};
+	my $node = PostgreSQL::Test::Cluster->new($name, defined $install_path ? (install_path => $install_path) : ());
 	$node->init(%init);
 	$node->append_conf('postgresql.conf',
 		"shared_preload_libraries = 'snowflake'\n"

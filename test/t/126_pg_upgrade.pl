@@ -1,0 +1,183 @@
+# pg_upgrade from PostgreSQL 15 to this leg's major, with Debian's pg_upgrade
+# and server of that major (test/run gives both installations, snowflake
+# installed in each: SNOWFLAKE_UPGRADE_FROM, SNOWFLAKE_UPGRADE_TO; by hand,
+# this installation to itself). Checked: the extension's catalog after the
+# upgrade (and snowflake_repair_integer_ops()) is a fresh install's,
+# members of core operator families included, and the data came along;
+# the upgraded node, its clock set back an hour, refuses to issue ids until
+# the old data directory's lease is copied in (saying so, with that step),
+# then issues ids above every id issued before the upgrade, under the same
+# worker id, and is not taken for a copy at its next start; an old data
+# directory that never issued an id has no lease, and removing the mark is
+# then the step.
+use strict;
+use warnings FATAL => 'all';
+
+use File::Basename qw(dirname);
+use File::Copy qw(copy);
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use SnowflakeTest;
+
+my ($from, $to) = @ENV{qw(SNOWFLAKE_UPGRADE_FROM SNOWFLAKE_UPGRADE_TO)};
+if (!defined $from || !defined $to)
+{
+	my $bindir = `pg_config --bindir`;
+	chomp $bindir;
+	$from = $to = dirname($bindir);
+}
+plan skip_all => "no pg_upgrade in $to/bin" unless -x "$to/bin/pg_upgrade";
+plan skip_all => "snowflake is not installed in $from" unless -e "$from/lib/snowflake.so";
+my $libfaketime = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
+plan skip_all => "libfaketime is not installed ($libfaketime)" unless -e $libfaketime;
+
+my $root = $ENV{TESTDIR} // '.';
+my $catalog = slurp_file("$root/test/upgrade/catalog.sql");
+my $tmp = PostgreSQL::Test::Utils::tempdir;
+my $upgrades = 0;
+my @checksums = (extra => ['--data-checksums']);  # 18's initdb default, not 15's
+
+# The old node's data directory upgraded into a new node of $to (stopped),
+# with snowflake preloaded during the upgrade or, if not $preloaded, loaded
+# only by pg_upgrade's check of the libraries the old cluster uses.
+sub upgraded
+{
+	my ($old, $preloaded) = @_;
+	my $new = snowflake_node('upgraded' . ++$upgrades, 7, undef, @checksums, install_path => $to);
+	$new->adjust_conf('postgresql.conf', 'shared_preload_libraries', "''") unless $preloaded;
+	# Debian's 15.20 and 17.12 (November 2026) keep an option pg_attver on
+	# every column, which Debian's 18.6-3 does not know: pg_upgrade from them
+	# to it fails on the first table, with or without snowflake. Where the
+	# new server does not know the option, the old cluster's tables lose it.
+	$new->start;
+	my $knows = $new->safe_psql('postgres', q{SELECT count(*) > 0 FROM pg_attribute WHERE attoptions::text LIKE '%pg_attver=%'});
+	$new->stop;
+	if ($knows eq 'f')
+	{
+		$old->start;
+		for my $db (split /\n/, $old->safe_psql('postgres', 'SELECT datname FROM pg_database WHERE datallowconn'))
+		{
+			$old->safe_psql($db, q{UPDATE pg_attribute SET attoptions = (SELECT array_agg(o) FROM unnest(attoptions) o WHERE o NOT LIKE 'pg_attver=%')
+WHERE attrelid >= 16384 AND attoptions::text LIKE '%pg_attver=%'});
+		}
+		$old->stop;
+		note 'pg_attver removed from the old cluster\'s columns: the new server does not know it';
+	}
+	mkdir "$tmp/run$upgrades";
+	chdir "$tmp/run$upgrades";
+	command_ok(
+		[ "$to/bin/pg_upgrade", '--no-sync', '-d', $old->data_dir, '-D', $new->data_dir,
+		  '-b', "$from/bin", '-B', "$to/bin", '-s', $new->host, '-p', $old->port, '-P', $new->port ],
+		sprintf('pg_upgrade from %s to %s', $old->pg_version, $new->pg_version));
+	die 'pg_upgrade failed' unless Test::More->builder->is_passing;
+	chdir $tmp;
+	$new->adjust_conf('postgresql.conf', 'shared_preload_libraries', "'snowflake'");
+	return $new;
+}
+
+# Starts a node with its clock an hour behind.
+sub start_an_hour_back
+{
+	my ($node) = @_;
+	local $ENV{LD_PRELOAD}                   = $libfaketime;
+	local $ENV{FAKETIME}                     = '-1h';
+	local $ENV{FAKETIME_DONT_FAKE_MONOTONIC} = '1';
+	$node->start;
+	return;
+}
+
+sub refusal
+{
+	my ($node) = @_;
+	my ($ret, $out, $err) = $node->psql('app', "\\set VERBOSITY verbose\nSELECT snowflake_nextval()");
+	return $err;
+}
+
+# --- the old node: ids in tables whose keys cross snowflake and bigint
+my $old = snowflake_node('old', 7, undef, @checksums, install_path => $from);
+$old->start;
+$old->safe_psql('postgres', 'CREATE DATABASE app');
+$old->safe_psql('app', q{
+CREATE EXTENSION snowflake;
+CREATE TABLE orders (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), item text);
+CREATE TABLE events (id snowflake PRIMARY KEY DEFAULT snowflake_nextval(), order_id bigint REFERENCES orders);
+INSERT INTO orders (item) SELECT 'item ' || i FROM generate_series(1, 5000) i;
+INSERT INTO events (order_id) SELECT id FROM orders;
+});
+my $data_query = 'SELECT count(*), max(id), (SELECT max(id::bigint) FROM events) FROM orders';
+my $data_before = $old->safe_psql('app', $data_query);
+my $last_before = $old->safe_psql('app', 'SELECT greatest((SELECT max(id) FROM orders), (SELECT max(id::bigint) FROM events))');
+$old->stop;
+
+my $new = upgraded($old, 1);
+ok(-e $new->data_dir . '/pg_snowflake/upgraded', 'pg_upgrade\'s new data directory is marked as upgraded');
+
+# --- the upgraded node, its clock an hour back, without the old lease: refuses
+start_an_hour_back($new);
+my $behind = time - $new->safe_psql('postgres', 'SELECT extract(epoch FROM clock_timestamp())');
+ok($behind > 3500 && $behind < 3700, sprintf('the upgraded server\'s clock is an hour behind (%.0f s)', $behind));
+my $err = refusal($new);
+like($err, qr/ERROR:  55000: this data directory was made by pg_upgrade without its snowflake lease/,
+	'without the old lease: no id (55000), saying why');
+like($err, qr/HINT:  Stop the server, copy the file pg_snowflake\/lease of the old data directory into this data directory's pg_snowflake directory, and start the server again/,
+	'the hint names the step');
+ok(log_count($new, qr/made by pg_upgrade without the old data directory's lease; no id is issued/) >= 1,
+	'and the log says so at start');
+is($new->safe_psql('app', 'SELECT generating FROM snowflake_status'), 'f', 'snowflake_status: cannot generate');
+
+# the catalog: a fresh install's, once the families are repaired
+is($new->safe_psql('app', $data_query), $data_before, 'the data came along');
+my $members = q{SELECT count(*) FROM pg_amop o JOIN pg_opfamily f ON f.oid = o.amopfamily
+ WHERE f.opfname = 'integer_ops' AND 'snowflake'::regtype IN (o.amoplefttype, o.amoprighttype)};
+is($new->safe_psql('app', $members), '42', 'the 42 operators of snowflake in core\'s integer_ops came along');
+cmp_ok($new->safe_psql('app', 'SELECT snowflake_repair_integer_ops()'), '>', 0,
+	'snowflake_repair_integer_ops() binds what the restore left loose');
+$new->safe_psql('postgres', 'CREATE DATABASE fresh');
+$new->safe_psql('fresh', 'CREATE EXTENSION snowflake');
+my @upgraded = split /\n/, $new->safe_psql('app', $catalog);
+my @fresh = split /\n/, $new->safe_psql('fresh', $catalog);
+cmp_ok(scalar @fresh, '>', 200, sprintf('a fresh install has %d objects', scalar @fresh));
+is_deeply(\@upgraded, \@fresh, 'the upgraded catalog is a fresh install\'s (test/upgrade/catalog.sql)');
+is($new->safe_psql('app', q{SELECT count(*) FROM pg_constraint WHERE contype = 'f' AND conrelid = 'events'::regclass}),
+	'1', 'the foreign key between snowflake and bigint came along');
+$new->stop;
+
+# --- the one step: the old lease copied in
+copy($old->data_dir . '/pg_snowflake/lease', $new->data_dir . '/pg_snowflake/lease') or die "copy: $!";
+start_an_hour_back($new);
+ok(log_count($new, qr/the lease of the data directory this one was upgraded from is carried over/) >= 1,
+	'the log says the lease was carried over');
+ok(!-e $new->data_dir . '/pg_snowflake/upgraded', 'the mark is gone');
+my $first = $new->safe_psql('app', 'INSERT INTO orders (item) VALUES (\'after\') RETURNING id');
+cmp_ok($first, '>', $last_before, "the first id after the upgrade, the clock an hour back, is above every id before it ($first > $last_before)");
+is($new->safe_psql('app', "SELECT (snowflake_decode($first)).worker_id"), '7', 'under the same worker id');
+$new->safe_psql('app', q{INSERT INTO orders (item) SELECT 'again ' || i FROM generate_series(1, 2000) i;
+INSERT INTO events (order_id) SELECT id FROM orders WHERE item LIKE 'again %'});
+is($new->safe_psql('app', "SELECT count(*), count(*) FILTER (WHERE id <= $last_before) FROM orders WHERE item NOT LIKE 'item %'"),
+	'2001|0', 'no new id at or below the old ones (2,001 more)');
+$new->restart;
+is($new->safe_psql('app', 'SELECT snowflake_nextval() > ' . $new->safe_psql('app', 'SELECT max(id) FROM orders')),
+	't', 'restarted: ids continue, the carried lease being this directory\'s own (no clone fence)');
+is(log_count($new, qr/is a copy of another server's/), 0, 'and it was never taken for a copy');
+$new->stop;
+
+# --- an old data directory that never issued an id has no lease: the mark is removed instead
+my $unused = snowflake_node('unused', 8, undef, @checksums, install_path => $from);
+$unused->start;
+$unused->safe_psql('postgres', 'CREATE DATABASE app');
+$unused->safe_psql('app', 'CREATE EXTENSION snowflake');
+$unused->stop;
+ok(!-e $unused->data_dir . '/pg_snowflake/lease', 'an old node that never issued an id has no lease');
+my $second = upgraded($unused, 0);
+ok(-e $second->data_dir . '/pg_snowflake/upgraded',
+	'marked also when snowflake was not preloaded during the upgrade (loaded by pg_upgrade\'s check of libraries)');
+$second->start;
+like(refusal($second), qr/55000: this data directory was made by pg_upgrade/, 'its upgraded node refuses too');
+$second->stop;
+unlink $second->data_dir . '/pg_snowflake/upgraded' or die "unlink: $!";
+$second->start;
+like($second->safe_psql('app', 'SELECT snowflake_nextval()'), qr/^\d+$/, 'with the mark removed, it issues ids');
+$second->stop;
+
+done_testing();

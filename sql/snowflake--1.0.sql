@@ -766,7 +766,7 @@ BEGIN
         IF NOT passes THEN
             RAISE EXCEPTION 'constraint % of table % refuses snowflake ids: %', blocker.conname, blocker.relid, blocker.definition
                 USING ERRCODE = 'check_violation',
-                      DETAIL = format('Column "%s" would hold snowflake ids (2^22 for every millisecond since snowflake.epoch); every insert would fail.',
+                      DETAIL = format('Column "%s" would hold snowflake ids (2^22 for every millisecond since "snowflake.epoch"); every insert would fail.',
                                       blocker.attname),
                       HINT = 'Drop the constraint or change it to allow 64-bit ids, then convert.';
         END IF;
@@ -1009,7 +1009,7 @@ BEGIN
     IF aligned THEN
         EXECUTE format('SELECT extract(epoch FROM %I.snowflake_to_timestamp(0)) * 1000', ext) INTO epoch_ms;
         IF epoch_ms % span_ms <> 0 THEN
-            RAISE EXCEPTION 'snowflake.epoch is not a multiple of % from 1970-01-01 00:00 UTC', span
+            RAISE EXCEPTION 'parameter "snowflake.epoch" is not a multiple of % from 1970-01-01 00:00 UTC', span
                 USING ERRCODE = 'invalid_parameter_value',
                       DETAIL = 'Partitions of this many ids from id 0 would not start where UTC periods of this length start.',
                       HINT = 'For a partition interval, use a span the epoch is a multiple of (an hour, a day); a retention needs no alignment: leave out aligned.';

@@ -14,7 +14,7 @@ void refuse_call(Status status) {
             ereport(ERROR, (errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
                             errmsg("the system clock reads earlier than \"snowflake.epoch\" (%s)",
                                    epoch_setting),
-                            errhint("Check the system clock, or set snowflake.epoch to an earlier "
+                            errhint("Check the system clock, or set \"snowflake.epoch\" to an earlier "
                                     "instant before any id is issued.")));
             break;
         case Status::TimeExhausted:
@@ -47,7 +47,7 @@ void refuse_call(Status status) {
                                "stopped server or of a copy, started as other than a streaming "
                                "standby).",
                                worker_id),
-                     errhint("Set snowflake.worker_id to a number no other node uses and run "
+                     errhint("Set \"snowflake.worker_id\" to a number no other node uses and run "
                              "SELECT pg_reload_conf(); or, if the server it was copied from is "
                              "gone for good, run SELECT snowflake_adopt_worker_id().")));
             break;

@@ -48,7 +48,7 @@ void fence_copy(SharedState& state, const Lease& copied, std::uint32_t configure
                   errdetail("The lease file was written by another data directory (a base backup, "
                             "a restore, a copy of a stopped server, or a copy of a copy), and this "
                             "server is not a streaming standby."),
-                  errhint("Set snowflake.worker_id to a number no other node uses, or, if the "
+                  errhint("Set \"snowflake.worker_id\" to a number no other node uses, or, if the "
                           "server it was copied from is gone for good, run SELECT "
                           "snowflake_adopt_worker_id().")));
     // Kept at once (this directory's lease from now on): the fence outlives restarts.

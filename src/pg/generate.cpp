@@ -37,7 +37,7 @@ void snowflake::pg::refuse_changed_lease(const SharedState& state, bool decoding
                                     "'%s' again and restart.",
                                     static_cast<long long>(state.epoch_unix_ms), old_layout, old_layout)
                           : errhint("Set snowflake.layout = '%s' again and restart, or, to start a new "
-                                    "id space on purpose, remove the file pg_snowflake/lease in the "
+                                    "id space on purpose, remove the file \"pg_snowflake/lease\" in the "
                                     "data directory and restart.",
                                     old_layout)));
     }
@@ -56,7 +56,7 @@ void snowflake::pg::refuse_changed_lease(const SharedState& state, bool decoding
                                 "again and restart.",
                                 old_epoch, old_epoch)
                       : errhint("Set snowflake.epoch = '%s' again and restart, or, to start a new "
-                                "id space on purpose, remove the file pg_snowflake/lease in the "
+                                "id space on purpose, remove the file \"pg_snowflake/lease\" in the "
                                 "data directory and restart.",
                                 old_epoch)));
 }
@@ -92,7 +92,7 @@ SharedState& generator_or_refuse() {
         ereport(ERROR,
                 (errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
                  errmsg("snowflake ids cannot be generated on a hot standby"),
-                 errdetail("A standby shares its primary's snowflake.worker_id."),
+                 errdetail("A standby shares its primary's \"snowflake.worker_id\"."),
                  errhint("Generate ids on the primary; decoding works here.")));
     if (state->blocked == Blocked::EpochChanged || state->blocked == Blocked::LayoutChanged)
         refuse_changed_lease(*state, false);
@@ -111,7 +111,7 @@ SharedState& generator_or_refuse() {
         ereport(ERROR,
                 (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
                  errmsg("this data directory was made by pg_upgrade without its snowflake lease"),
-                 errdetail("pg_upgrade does not copy the file pg_snowflake/lease, which holds the "
+                 errdetail("pg_upgrade does not copy the file \"pg_snowflake/lease\", which holds the "
                            "high-water mark of the ids issued before the upgrade; without it, new "
                            "ids could repeat them."),
                  errhint("%s", kCarryLeaseHint)));

@@ -11,9 +11,10 @@ inline constexpr char kLeasePath[] = "pg_snowflake/lease";
 // carried into it, no id is issued.
 inline constexpr char kUpgradedPath[] = "pg_snowflake/upgraded";
 inline constexpr char kCarryLeaseHint[] =
-    "Stop the server, copy the file pg_snowflake/lease of the old data directory into this "
-    "data directory's pg_snowflake directory, and start the server again. If the old data "
-    "directory has no such file, it never issued an id: remove pg_snowflake/upgraded instead.";
+    "Stop the server, copy the file \"pg_snowflake/lease\" of the old data directory into "
+    "this data directory's \"pg_snowflake\" directory, and start the server again. If the old "
+    "data directory has no such file, it never issued an id: remove \"pg_snowflake/upgraded\" "
+    "instead.";
 
 // Writes the lease durably, stamped with this data directory; false, reported
 // at `elevel`, when that fails (the old file stays in place).

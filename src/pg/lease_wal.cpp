@@ -104,7 +104,7 @@ void register_lease_wal() {
                                static_cast<int>(kRmgrId), GetRmgr(kRmgrId).rm_name),
                         errdetail("Both use RM_EXPERIMENTAL_ID, the id PostgreSQL lends to extensions "
                                   "whose own id is not registered yet."),
-                        errhint("Load only one of them in shared_preload_libraries on this server "
+                        errhint("Load only one of them in \"shared_preload_libraries\" on this server "
                                 "until one has a registered id.")));
     RegisterCustomRmgr(kRmgrId, &rmgr);
 }

@@ -174,7 +174,7 @@ void extend_lease(SharedState& state, std::uint64_t needed_ms) {
             ConditionVariableCancelSleep();
             ereport(ERROR, (errcode(ERRCODE_IO_ERROR),
                             errmsg(SNOWFLAKE_LEASE_NOT_EXTENDED),
-                            errdetail("Writing the file pg_snowflake/lease in the data directory "
+                            errdetail("Writing the file \"pg_snowflake/lease\" in the data directory "
                                       "failed; the server log says why."),
                             errhint("No id is issued beyond the lease on disk. Fix the cause "
                                     "and call again.")));

@@ -171,7 +171,7 @@ SNOWFLAKE_FUNCTION(snowflake_from_public) {
         if (entry.id == key_id) return decoded(ff1_decrypt_id(cipher_of(setting_cache[entry.id], entry.bytes, entry.length), value));
     }
     ereport(ERROR, (errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
-                    errmsg("public snowflake id \"%s\" names key id %u, which snowflake.public_key does not hold",
+                    errmsg("public snowflake id \"%s\" names key id %u, which \"snowflake.public_key\" does not hold",
                            input, key_id),
                     errhint("Its key was rotated out: add it back after the current key, as '%u:<hex>'.",
                             key_id)));

@@ -74,14 +74,14 @@ void assign_layout(const char*, void* extra) {
 bool check_worker_id(int* newval, void**, GucSource) {
     if (*newval >= 0 && registry_mode()) {
         GUC_check_errmsg("parameters \"snowflake.worker_id\" and \"snowflake.registry\" are both set");
-        GUC_check_errdetail("With snowflake.registry, the worker id is claimed from the registry.");
-        GUC_check_errhint("Set one of them: remove snowflake.worker_id, or empty snowflake.registry.");
+        GUC_check_errdetail("With \"snowflake.registry\", the worker id is claimed from the registry.");
+        GUC_check_errhint("Set one of them: remove \"snowflake.worker_id\", or empty \"snowflake.registry\".");
         return false;
     }
     if (*newval < 0 || static_cast<std::uint64_t>(*newval) <= parsed_layout.max_worker) return true;
     GUC_check_errmsg("%d is outside the valid range for parameter \"snowflake.worker_id\" (-1 .. %llu)",
                      *newval, static_cast<unsigned long long>(parsed_layout.max_worker));
-    GUC_check_errdetail("The worker ids of snowflake.layout, with %d worker bits, are 0 to %llu.",
+    GUC_check_errdetail("The worker ids of \"snowflake.layout\", with %d worker bits, are 0 to %llu.",
                         parsed_layout.worker_bits, static_cast<unsigned long long>(parsed_layout.max_worker));
     return false;
 }

@@ -30,16 +30,35 @@ plan skip_all => 'Patroni runs on the PostgreSQL 15 leg' if ($ENV{PG_MAJOR} // '
 my $tmp = PostgreSQL::Test::Utils::tempdir_short;
 my $http = HTTP::Tiny->new(timeout => 2);
 
+# Nothing started here outlives the test, also when it dies half-way: the
+# clients, Patroni (TERM: it stops its PostgreSQL) and etcd, newest first,
+# then any postmaster left behind (its Patroni killed with -9).
+my @started;
+END
+{
+	local $?;    # the test's exit status is Test::More's, not a killed child's
+	for my $harness (reverse @started)
+	{
+		eval { $harness->kill_kill(grace => 15) };    # (croaks when it has ended)
+	}
+	for my $pidfile (defined $tmp ? glob("$tmp/*/data/postmaster.pid") : ())    # (undefined when skipped)
+	{
+		my ($pid) = split /\n/, (eval { slurp_file($pidfile) } // '');
+		kill 'KILL', $pid if defined $pid && $pid =~ /^\d+$/;
+	}
+}
+sub started { push @started, $_[0]; return $_[0]; }
+
 # etcd, one member, on loopback (Patroni's etcd: section speaks the v2 API).
 my ($etcd_client, $etcd_peer) = map { PostgreSQL::Test::Cluster::get_free_port() } 1 .. 2;
-my $etcd = IPC::Run::start(
+my $etcd = started(IPC::Run::start(
 	[ 'etcd', '--name', 'e1', '--data-dir', "$tmp/etcd", '--enable-v2=true',
 		'--listen-client-urls', "http://127.0.0.1:$etcd_client",
 		'--advertise-client-urls', "http://127.0.0.1:$etcd_client",
 		'--listen-peer-urls', "http://127.0.0.1:$etcd_peer",
 		'--initial-advertise-peer-urls', "http://127.0.0.1:$etcd_peer",
 		'--initial-cluster', "e1=http://127.0.0.1:$etcd_peer" ],
-	'>', "$tmp/etcd.log", '2>&1');
+	'>', "$tmp/etcd.log", '2>&1'));
 wait_until(sub { ($http->get("http://127.0.0.1:$etcd_client/health")->{content} // '') =~ /true/ }, 'etcd is up');
 
 # One Patroni cluster of three nodes; returns them as hashes.
@@ -113,7 +132,7 @@ EOF
 sub start_patroni
 {
 	my ($node) = @_;
-	return IPC::Run::start([ 'patroni', "$node->{dir}/patroni.yml" ], '>>', "$node->{dir}/patroni.out", '2>&1');
+	return started(IPC::Run::start([ 'patroni', "$node->{dir}/patroni.yml" ], '>>', "$node->{dir}/patroni.out", '2>&1'));
 }
 
 # 'primary', 'replica' or '' (down), from Patroni's REST API.
@@ -158,7 +177,7 @@ sub start_client
 	my $ports = join ',', map { $_->{pg} } @$nodes;
 	my $conninfo = "host=$hosts port=$ports user=postgres dbname=postgres target_session_attrs=read-write connect_timeout=2";
 	my $script = qq{while [ ! -e "$log.stop" ]; do psql -X -At -d "$conninfo" -c "INSERT INTO t DEFAULT VALUES RETURNING id" >>"$log" 2>/dev/null || sleep 0.05; done};
-	return IPC::Run::start([ 'bash', '-c', $script ]);
+	return started(IPC::Run::start([ 'bash', '-c', $script ]));
 }
 
 sub lines { return -e $_[0] ? grep { /^\d+$/ } split /\n/, slurp_file($_[0]) : (); }

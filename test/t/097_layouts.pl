@@ -85,7 +85,7 @@ $node->append_conf('postgresql.conf', "snowflake.worker_id = 256\n");
 $node->reload;
 $node->poll_query_until('postgres', 'SELECT true')
   or die 'the server did not answer after the reload';
-ok( $node->wait_for_log(qr/256 is outside the valid range for parameter "snowflake\.worker_id" \(-1 \.\. 255\)\n.*DETAIL:  The worker ids of snowflake\.layout, with 8 worker bits, are 0 to 255/, $offset),
+ok( $node->wait_for_log(qr/256 is outside the valid range for parameter "snowflake\.worker_id" \(-1 \.\. 255\)\n.*DETAIL:  The worker ids of "snowflake\.layout", with 8 worker bits, are 0 to 255/, $offset),
 	'41/8/14: worker id 256 at reload: refused in the log');
 is($node->safe_psql('postgres', 'SHOW snowflake.worker_id'), '255', '41/8/14: worker id 256 at reload: 255 stays');
 $node->stop;

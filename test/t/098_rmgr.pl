@@ -25,7 +25,7 @@ ok(!$node->start(fail_ok => 1), 'another library on resource manager id 128: the
 my $log = slurp_file($node->logfile, $offset);
 like($log, qr/snowflake cannot register its WAL resource manager: id 128 is taken by "squatter"/,
 	'the log names the id and the library that holds it');
-like($log, qr/HINT:  Load only one of them in shared_preload_libraries/, 'the hint says what to do');
+like($log, qr/HINT:  Load only one of them in "shared_preload_libraries"/, 'the hint says what to do');
 
 # alone, it starts and registers
 $node->adjust_conf('postgresql.conf', 'shared_preload_libraries', "'snowflake'");

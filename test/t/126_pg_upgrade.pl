@@ -120,7 +120,7 @@ ok($behind > 3500 && $behind < 3700, sprintf('the upgraded server\'s clock is an
 my $err = refusal($new);
 like($err, qr/ERROR:  55000: this data directory was made by pg_upgrade without its snowflake lease/,
 	'without the old lease: no id (55000), saying why');
-like($err, qr/HINT:  Stop the server, copy the file pg_snowflake\/lease of the old data directory into this data directory's pg_snowflake directory, and start the server again/,
+like($err, qr/HINT:  Stop the server, copy the file "pg_snowflake\/lease" of the old data directory into this data directory's "pg_snowflake" directory, and start the server again/,
 	'the hint names the step');
 ok(log_count($new, qr/made by pg_upgrade without the old data directory's lease; no id is issued/) >= 1,
 	'and the log says so at start');

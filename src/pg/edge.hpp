@@ -43,7 +43,9 @@ std::int64_t epoch_unix_ms();  // snowflake.epoch, parsed
 const Layout& node_layout();   // snowflake.layout, parsed
 
 // Why generation is refused on this server, decided at start-up.
-enum class Blocked : std::uint32_t { No, EpochChanged, LayoutChanged, LeaseUnreadable, LeaseCorrupt, LeaseNotCarried };
+enum class Blocked : std::uint32_t {
+    No, EpochChanged, LayoutChanged, LeaseUnreadable, LeaseCorrupt, LeaseNotCarried, UpgradedAway
+};
 
 struct SharedState {
     GeneratorState generator;
@@ -53,6 +55,7 @@ struct SharedState {
     Layout lease_layout;               // the layout the lease file was taken under
     std::atomic<Blocked> blocked;       // set at start-up, or by replay on a standby
     std::atomic<bool> lease_elsewhere;  // the lease file was written by another data directory
+    std::atomic<bool> restore;          // a restore (fence.hpp): the lease replayed from WAL is its source's
     std::atomic<Latch*> lease_writer_latch;  // wakes the lease writer; null while none runs
     std::atomic<std::uint32_t> writer_busy;    // 1 while a process writes the lease
     std::atomic<std::uint64_t> lease_failures;  // lease writes that failed

@@ -4,7 +4,11 @@
 #include "lease_file.hpp"
 
 extern "C" {
+#include "access/xlogdefs.h"
+#include "catalog/pg_control.h"
+#include "common/controldata_utils.h"
 #include "lib/stringinfo.h"
+#include "miscadmin.h"
 #include "utils/guc.h"
 }
 
@@ -28,39 +32,97 @@ bool streaming_standby() {
     return true;
 }
 
-// The fence of a data directory that holds another directory's lease: every
-// worker id that directory used or refused. Logged; kept by the next write.
-void fence_copy(SharedState& state, const Lease& copied, std::uint32_t configured) {
-    GeneratorState& generator = state.generator;
-    // Without a worker id in the lease (none ever issued an id), the one
-    // configured came with the copy's settings.
-    const std::uint32_t source = copied.worker_id != kNoWorker ? copied.worker_id : configured;
-    fence(generator, source, true);
-    for (std::uint32_t i = 0; i < copied.fenced_count; ++i) fence(generator, copied.fenced[i], true);
+// Whether this server restores: recovery from a base backup (backup_label,
+// or pg_control still waiting for the backup's end once the startup process
+// has renamed the label), archive recovery or recovery to a target, as other
+// than a streaming standby. Asked in the postmaster, before the startup
+// process renames backup_label and, at the end of recovery, removes the
+// signal files.
+bool restores() {
+    if (streaming_standby()) return false;
+    struct stat st;
+    for (const char* file : {"backup_label", "recovery.signal", "standby.signal"})
+        if (stat(file, &st) == 0) return true;
+    bool crc_ok = false;
+    ControlFileData* control = get_controlfile(DataDir, &crc_ok);
+    const bool from_backup = crc_ok && (control->backupStartPoint != InvalidXLogRecPtr || control->backupEndRequired);
+    pfree(control);
+    return from_backup;
+}
+
+// Logs the fence, once it holds every worker id in `ids`.
+void log_fence(const SharedState& state, bool restore) {
     StringInfoData ids;
     initStringInfo(&ids);
     for (std::uint32_t w = 0; w <= state.layout.max_worker; ++w)
-        if (is_fenced(generator, w)) appendStringInfo(&ids, "%s%u", ids.len > 0 ? ", " : "", w);
-    if (ids.len == 0) return;
+        if (is_fenced(state.generator, w)) appendStringInfo(&ids, "%s%u", ids.len > 0 ? ", " : "", w);
     ereport(LOG, (errmsg("snowflake: this data directory is a copy of another server's; ids under "
                          "worker id %s are refused",
                          ids.data),
-                  errdetail("The lease file was written by another data directory (a base backup, "
-                            "a restore, a copy of a stopped server, or a copy of a copy), and this "
-                            "server is not a streaming standby."),
+                  restore ? errdetail("This server recovers from a base backup, from the WAL archive or to a "
+                                      "recovery target, and is not a streaming standby: the lease it "
+                                      "replays from the WAL is its source's.")
+                          : errdetail("The lease file was written by another data directory (a base backup, "
+                                      "a restore, a copy of a stopped server, or a copy of a copy), and this "
+                                      "server is not a streaming standby."),
                   errhint("Set \"snowflake.worker_id\" to a number no other node uses, or, if the "
                           "server it was copied from is gone for good, run SELECT "
                           "snowflake_adopt_worker_id().")));
-    // Kept at once (this directory's lease from now on): the fence outlives restarts.
-    if (write_lease(lease_of(state, units_of(state, copied.lease_ms), units_of(state, copied.clock_ms)), LOG))
-        state.lease_elsewhere = false;
+}
+
+// Kept in this directory's lease file at once, so that the fence outlives
+// restarts: the lease, the fence, and the source's worker id (refused here
+// whatever this server is configured with when it starts again).
+bool keep_fence(SharedState& state, std::uint64_t lease_units, std::uint64_t clock_units, std::uint32_t source) {
+    Lease kept = lease_of(state, lease_units, clock_units);
+    kept.worker_id = source;
+    if (!write_lease(kept, LOG)) return false;
+    state.lease_elsewhere = false;
+    return true;
+}
+
+// The fence of a data directory that holds another directory's lease, or
+// restores: every worker id the source used or refused.
+void fence_copy(SharedState& state, const Lease& copied, std::uint32_t configured) {
+    GeneratorState& generator = state.generator;
+    // Without a worker id in the lease (none ever issued an id, or no lease:
+    // a backup taken before the first id), the one configured came with the
+    // copy's settings.
+    const std::uint32_t source = copied.worker_id != kNoWorker ? copied.worker_id : configured;
+    if (source != kNoWorker) fence(generator, source, true);
+    for (std::uint32_t i = 0; i < copied.fenced_count; ++i) fence(generator, copied.fenced[i], true);
+    if (source == kNoWorker && copied.fenced_count == 0) return;
+    log_fence(state, state.restore);
+    (void)keep_fence(state, units_of(state, copied.lease_ms), units_of(state, copied.clock_ms), source);
 }
 
 }  // namespace
 
-void fence_if_copy(SharedState& state, const Lease& lease) {
-    if (state.blocked != Blocked::No || registry_mode() || !state.lease_elsewhere || streaming_standby()) return;
-    fence_copy(state, lease, worker_id_setting < 0 ? kNoWorker : static_cast<std::uint32_t>(worker_id_setting));
+void fence_if_copy(SharedState& state, const Lease& lease, bool exists) {
+    if (registry_mode()) return;  // a registry's grants are never copied
+    state.restore = restores();
+    if (state.blocked != Blocked::No) return;
+    if (state.restore || (exists && state.lease_elsewhere && !streaming_standby()))
+        fence_copy(state, exists ? lease : Lease{},
+                   worker_id_setting < 0 ? kNoWorker : static_cast<std::uint32_t>(worker_id_setting));
+}
+
+void fence_replayed(SharedState& state, const Lease& replayed) {
+    GeneratorState& generator = state.generator;
+    bool grew = false;
+    const auto refuse = [&state, &generator, &grew](std::uint32_t worker_id) {
+        if (worker_id > state.layout.max_worker || is_fenced(generator, worker_id)) return;
+        fence(generator, worker_id, true);
+        grew = true;
+    };
+    refuse(replayed.worker_id);
+    for (std::uint32_t i = 0; i < std::min<std::uint32_t>(replayed.fenced_count, kMaxFenced); ++i)
+        refuse(replayed.fenced[i]);
+    const std::uint64_t lease_units = std::max(units_of(state, replayed.lease_ms), generator.lease_ms.load());
+    if (!grew && lease_units == generator.lease_ms.load()) return;
+    if (grew) log_fence(state, true);
+    if (keep_fence(state, lease_units, units_of(state, replayed.clock_ms), replayed.worker_id))
+        generator.lease_ms.store(lease_units);
 }
 
 // Lifts the fence on the worker id in effect: the operator says the server it

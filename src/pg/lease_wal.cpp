@@ -1,6 +1,7 @@
 // The lease in the WAL (lease_wal.hpp).
 #include "lease_wal.hpp"
 
+#include "fence.hpp"
 #include "lease_file.hpp"
 
 extern "C" {
@@ -34,6 +35,7 @@ Lease record_lease(XLogReaderState* record) {
 // the primary issued under it. Only a mark written to this node's own file
 // counts as its durable lease; without it the node extends its own before
 // issuing anything above the floor. No other process writes during recovery.
+// In a restore the lease is its source's: fenced (fence.hpp).
 void lease_redo(XLogReaderState* record) {
     if ((XLogRecGetInfo(record) & ~XLR_INFO_MASK) != kLeaseRecord)
         elog(PANIC, "snowflake: unknown WAL record %u", XLogRecGetInfo(record));
@@ -44,6 +46,10 @@ void lease_redo(XLogReaderState* record) {
     GeneratorState& generator = state->generator;
     const std::uint64_t lease_units = units_of(*state, lease.lease_ms);
     raise_floor(generator, state->layout, lease_units, units_of(*state, lease.clock_ms));
+    if (state->restore) {
+        fence_replayed(*state, lease);
+        return;
+    }
     // The primary's fence is this node's once promoted (under a registry, a
     // standby holds a worker id of its own and no fence applies).
     for (std::uint32_t i = 0; !registry_mode() && i < std::min<std::uint32_t>(lease.fenced_count, kMaxFenced); ++i)

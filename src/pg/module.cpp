@@ -52,7 +52,8 @@ void startup_shared_memory() {
         shared->registry.worker_id = kNoWorker;
         SpinLockInit(&shared->registry.lock);
         Lease lease{};
-        if (load_lease(*shared, lease)) fence_if_copy(*shared, lease);
+        const bool exists = load_lease(*shared, lease);
+        fence_if_copy(*shared, lease, exists);
     }
     LWLockRelease(AddinShmemInitLock);
     if (!IsUnderPostmaster) on_shmem_exit(SNOWFLAKE_CALLBACK(shrink_lease_at_shutdown, FATAL), 0);

@@ -1,0 +1,148 @@
+# A restore is a copy, whatever it holds: a base backup taken before its
+# source issued its first id (no pg_snowflake/lease in it), restored from the
+# WAL archive (recovery.signal and a recovery_target_time; standby.signal and
+# a recovery_target_time; recovery.signal to the end of the archive), replays
+# the source's lease records. They are its source's: the restored server,
+# promoted and started beside its running source, refuses the source's
+# worker id (the clone fence's SQLSTATE 55000) until it is given its own, and
+# then issues ids none of which the source issues. A streaming standby from
+# the same kind of backup, promoted, is failover: it generates at once.
+use strict;
+use warnings FATAL => 'all';
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use SnowflakeTest;
+
+my $source = snowflake_node('source', 41, undef, allows_streaming => 1, has_archiving => 1);
+$source->start;
+$source->safe_psql('postgres', 'CREATE EXTENSION snowflake');
+$source->backup('before_first_id');
+ok(!-e $source->backup_dir . '/before_first_id/pg_snowflake/lease',
+	'the base backup was taken before the source issued an id: it holds no lease');
+
+# The source issues ids: its lease records are in the WAL, then archived.
+my $last_before_target = $source->safe_psql('postgres', 'SELECT max(x) FROM snowflake_nextvals(1000) x');
+my $target = $source->safe_psql('postgres', 'SELECT now()');
+$source->safe_psql('postgres', 'CREATE TABLE after_target AS SELECT 1');    # a commit past the target
+my $walfile = $source->safe_psql('postgres', 'SELECT pg_walfile_name(pg_switch_wal())');
+$source->poll_query_until('postgres', "SELECT last_archived_wal >= '$walfile' FROM pg_stat_archiver")
+  or die 'the WAL was not archived';
+
+# Generation refused under `worker_id`, with the clone fence's SQLSTATE, reason and ways out.
+sub refused
+{
+	my ($node, $what, $worker_id) = @_;
+	my ($stdout, $stderr);
+	$node->psql('postgres', "\\set VERBOSITY verbose\nSELECT snowflake_nextval()",
+		stdout => \$stdout, stderr => \$stderr);
+	like($stderr,
+		qr/ERROR:  55000: this server is a copy of another server and may not issue ids under its worker id $worker_id/,
+		"$what: refused with SQLSTATE 55000");
+	like($stderr, qr/HINT:  .*snowflake\.worker_id.*snowflake_adopt_worker_id\(\)/s,
+		"$what: the hint gives both ways out");
+	is($node->safe_psql('postgres', 'SELECT generating FROM snowflake_status'),
+		'f', "$what: snowflake_status says it is not generating");
+}
+
+# Both servers asked for 2000 ids each, in turns: how many ids both issued,
+# and how many the second issued.
+sub issued_by_both
+{
+	my ($one, $other) = @_;
+	my %seen;
+	my ($both, $of_other) = (0, 0);
+	for my $round (1 .. 4)
+	{
+		for my $node ($one, $other)
+		{
+			my ($stdout, $stderr);
+			$node->psql('postgres', 'SELECT x FROM snowflake_nextvals(500) x', stdout => \$stdout,
+				stderr => \$stderr);
+			for my $id (split /\n/, $stdout // '')
+			{
+				$both++ if ($seen{$id} // $node) ne $node;
+				$seen{$id} = $node;
+				$of_other++ if $node == $other;
+			}
+		}
+	}
+	return ($both, $of_other);
+}
+
+sub set_worker_id
+{
+	my ($node, $worker_id) = @_;
+	$node->append_conf('postgresql.conf', "snowflake.worker_id = $worker_id\n");
+	$node->reload;
+	$node->poll_query_until('postgres', "SELECT worker_id = $worker_id FROM snowflake_status")
+	  or die 'the new worker id did not take effect';
+}
+
+# A restore of the backup in one mode, started beside the running source.
+sub restored
+{
+	my ($name, $what, $standby, $conf) = @_;
+	my $copy = PostgreSQL::Test::Cluster->new($name);
+	$copy->init_from_backup($source, 'before_first_id', has_restoring => 1, standby => $standby);
+	# its timeline stays out of the source's archive, which the next restore reads
+	$copy->append_conf('postgresql.conf', "archive_mode = off\n$conf");
+	$copy->start;
+	$copy->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
+	  or die "$what: recovery did not end";
+	ok(!-e $copy->data_dir . '/recovery.signal' && !-e $copy->data_dir . '/standby.signal'
+		  && !-e $copy->data_dir . '/backup_label', "$what: recovery ended (no signal file, no backup_label)");
+	refused($copy, $what, 41);
+	ok($copy->log_contains(qr/this data directory is a copy of another server's; ids under worker id 41 are refused/),
+		"$what: the server log says why");
+	my ($both, $of_copy_fenced) = issued_by_both($source, $copy);
+	is($of_copy_fenced, 0, "$what, beside its running source: 0 ids from it under worker id 41");
+	is($both, 0, "$what, beside its running source: 0 ids issued by both");
+	$copy->restart;
+	refused($copy, "$what, restarted (the signal files gone)", 41);
+	is_deeply(read_lease($copy)->{fenced}, [41], "$what: its own lease file keeps the fence");
+	cmp_ok(read_lease($copy)->{lease_ms}, '>=', time_of($last_before_target),
+		"$what: the lease learned from the replayed WAL reaches past the source's ids");
+
+	set_worker_id($copy, 42);
+	my $first = $copy->safe_psql('postgres', 'SELECT snowflake_nextval()');
+	is($copy->safe_psql('postgres', "SELECT (snowflake_decode($first)).worker_id"),
+		'42', "$what: with a worker id of its own, it generates");
+	my ($both_own, $of_copy) = issued_by_both($source, $copy);
+	is($of_copy, 2000, "$what: its own worker id issues ids beside the source");
+	is($both_own, 0, "$what: source (41) and restore (42): 0 ids issued by both");
+	$copy->stop;
+	return;
+}
+
+restored('pitr', 'recovery.signal and recovery_target_time', 0,
+	"recovery_target_time = '$target'\nrecovery_target_action = 'promote'\n");
+restored('pitr_standby', 'standby.signal and recovery_target_time', 1,
+	"recovery_target_time = '$target'\nrecovery_target_action = 'promote'\n");
+restored('archive', 'archive recovery to the end (recovery.signal)', 0, '');
+
+# A streaming standby from a backup of the same kind, promoted: failover, it
+# generates at once, under its primary's worker id, above every id its
+# primary issued.
+my $fresh = snowflake_node('fresh', 43, undef, allows_streaming => 1);
+$fresh->start;
+$fresh->safe_psql('postgres', 'CREATE EXTENSION snowflake');
+$fresh->backup('before_first_id');
+my $standby = PostgreSQL::Test::Cluster->new('standby');
+$standby->init_from_backup($fresh, 'before_first_id', has_streaming => 1);
+$standby->start;
+my $last = $fresh->safe_psql('postgres', 'SELECT max(x) FROM snowflake_nextvals(1000) x');
+$fresh->safe_psql('postgres', 'CREATE TABLE synced AS SELECT 1');    # forces a flush to the standby
+$fresh->wait_for_catchup($standby);
+$fresh->stop('immediate');
+$standby->promote;
+my $first = $standby->safe_psql('postgres', 'SELECT snowflake_nextval()');
+is($standby->safe_psql('postgres', "SELECT (snowflake_decode($first)).worker_id"),
+	'43', 'a promoted streaming standby from a backup taken before the first id generates at once');
+cmp_ok($first, '>', $last, '... above every id its primary issued');
+is(log_count($standby, qr/is a copy of another server's/), 0, '... and was never taken for a copy');
+$standby->stop;
+
+$source->stop;
+done_testing();

@@ -115,6 +115,13 @@ SharedState& generator_or_refuse() {
                            "high-water mark of the ids issued before the upgrade; without it, new "
                            "ids could repeat them."),
                  errhint("%s", kCarryLeaseHint)));
+    if (state->blocked == Blocked::UpgradedAway)
+        ereport(ERROR,
+                (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                 errmsg("this data directory was upgraded by pg_upgrade"),
+                 errdetail("The upgraded cluster continues its ids under the same worker id; an id "
+                           "issued here could repeat one issued there."),
+                 errhint("%s", kUpgradedAwayHint)));
     return *state;
 }
 

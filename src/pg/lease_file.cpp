@@ -6,6 +6,8 @@
 extern "C" {
 #include "miscadmin.h"
 #include "common/file_perm.h"
+#include "parser/analyze.h"
+#include "utils/builtins.h"
 #include "storage/fd.h"
 #include "storage/ipc.h"
 }
@@ -111,24 +113,15 @@ void carry_upgraded_lease(SharedState& state, const Lease& lease, bool exists) {
                          "carried over; ids continue above those issued before the upgrade")));
 }
 
-}  // namespace
-
-void mark_if_upgrading() {
-    struct stat st;
-    // pg_upgrade keeps its output in the new data directory while it runs
-    if (!IsBinaryUpgrade || stat("pg_upgrade_output.d", &st) != 0 || !S_ISDIR(st.st_mode)) return;
-    if (stat(kUpgradedPath, &st) == 0) return;
-    constexpr char text[] =
-        "This data directory was made by pg_upgrade. Copy pg_snowflake/lease from the old data\n"
-        "directory into this directory's pg_snowflake before starting the server; until then\n"
-        "snowflake issues no id.\n";
-    // Plain system calls: this runs in _PG_init, before the postmaster's file access is set up.
+// Writes a mark file durably with plain system calls (also in _PG_init, before
+// the postmaster's file access is set up); FATAL when that fails.
+void write_mark(const char* path, const char* text, const char* why) {
     const bool made = mkdir(kLeaseDirectory, pg_dir_create_mode) == 0;
     if (!made && errno != EEXIST)
         ereport(FATAL, (errcode_for_file_access(), errmsg("could not create directory \"%s\": %m", kLeaseDirectory)));
-    const int fd = open(kUpgradedPath, O_WRONLY | O_CREAT | O_TRUNC | PG_BINARY, pg_file_create_mode);
-    bool done = fd >= 0 && write(fd, text, sizeof text - 1) == static_cast<ssize_t>(sizeof text - 1) &&
-                fsync(fd) == 0;
+    const ssize_t length = static_cast<ssize_t>(strlen(text));
+    const int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | PG_BINARY, pg_file_create_mode);
+    bool done = fd >= 0 && write(fd, text, length) == length && fsync(fd) == 0;
     if (fd >= 0 && close(fd) != 0) done = false;
     for (const char* directory : {kLeaseDirectory, "."}) {
         const int dir = done ? open(directory, O_RDONLY | PG_BINARY, 0) : -1;
@@ -136,9 +129,50 @@ void mark_if_upgrading() {
         if (dir >= 0) close(dir);
     }
     if (!done)
-        ereport(FATAL, (errcode_for_file_access(), errmsg("could not write file \"%s\": %m", kUpgradedPath),
-                        errdetail("In pg_upgrade's new data directory, snowflake marks that the old "
-                                  "data directory's lease must be carried over.")));
+        ereport(FATAL, (errcode_for_file_access(), errmsg("could not write file \"%s\": %m", path),
+                        errdetail("%s", why)));
+}
+
+post_parse_analyze_hook_type previous_post_parse_analyze_hook = nullptr;
+bool marked_away = false;  // by this backend
+
+// In pg_upgrade's old cluster: once its schema is being dumped, the data
+// directory is marked: the new one continues its ids. pg_upgrade runs
+// pg_dumpall and pg_dump with --quote-all-identifiers, which set
+// quote_all_identifiers in their sessions, and only in a real upgrade (never
+// for --check, and none of its own sessions set it).
+void mark_old_when_dumped(ParseState* parse, Query* query, JumbleState* jumble) {
+    if (previous_post_parse_analyze_hook) previous_post_parse_analyze_hook(parse, query, jumble);
+    if (!quote_all_identifiers || marked_away) return;
+    write_mark(kUpgradedAwayPath,
+               "This data directory was upgraded by pg_upgrade: its ids continue in the new data\n"
+               "directory, and snowflake issues none here. If the upgrade was abandoned and the new\n"
+               "cluster never issued an id, remove this file.\n",
+               "In pg_upgrade's old data directory, snowflake marks that the new one continues its ids.");
+    marked_away = true;
+}
+
+}  // namespace
+
+void mark_if_upgrading() {
+    if (!IsBinaryUpgrade) return;
+    struct stat st;
+    // pg_upgrade keeps its output in the new data directory while it runs
+    if (stat("pg_upgrade_output.d", &st) != 0 || !S_ISDIR(st.st_mode)) {
+        // the old cluster: marked when pg_upgrade dumps it (only if preloaded)
+        if (process_shared_preload_libraries_in_progress) {
+            previous_post_parse_analyze_hook = post_parse_analyze_hook;
+            post_parse_analyze_hook = SNOWFLAKE_CALLBACK(mark_old_when_dumped, FATAL);
+        }
+        return;
+    }
+    if (stat(kUpgradedPath, &st) == 0) return;
+    write_mark(kUpgradedPath,
+               "This data directory was made by pg_upgrade. Copy pg_snowflake/lease from the old data\n"
+               "directory into this directory's pg_snowflake before starting the server; until then\n"
+               "snowflake issues no id.\n",
+               "In pg_upgrade's new data directory, snowflake marks that the old data directory's "
+               "lease must be carried over.");
 }
 
 // Writes the lease durably: in place when the file is a block already,
@@ -237,6 +271,11 @@ bool load_lease(SharedState& state, Lease& lease) {
     state.lease_elsewhere = exists && (lease.directory_host != host || lease.directory_inode != inode);
     struct stat st;
     if (!IsBinaryUpgrade && stat(kUpgradedPath, &st) == 0) carry_upgraded_lease(state, lease, exists);
+    if (!IsBinaryUpgrade && state.blocked == Blocked::No && stat(kUpgradedAwayPath, &st) == 0) {
+        state.blocked = Blocked::UpgradedAway;
+        ereport(LOG, (errmsg("snowflake: this data directory was upgraded by pg_upgrade; no id is issued"),
+                      errhint("%s", kUpgradedAwayHint)));
+    }
     const std::int64_t ahead_ms =
         state.epoch_unix_ms + static_cast<std::int64_t>(lease.lease_ms) - unix_now_ms();
     if (exists && ahead_ms > 0)

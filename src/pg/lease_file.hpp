@@ -15,6 +15,13 @@ inline constexpr char kCarryLeaseHint[] =
     "this data directory's \"pg_snowflake\" directory, and start the server again. If the old "
     "data directory has no such file, it never issued an id: remove \"pg_snowflake/upgraded\" "
     "instead.";
+// In a data directory pg_upgrade upgraded (its old one): no id is issued, the
+// new one continues the ids.
+inline constexpr char kUpgradedAwayPath[] = "pg_snowflake/upgraded_away";
+inline constexpr char kUpgradedAwayHint[] =
+    "Issue ids in the upgraded cluster. If the upgrade was abandoned and the upgraded cluster "
+    "never issued an id, remove the file \"pg_snowflake/upgraded_away\" in this data directory "
+    "and restart the server.";
 
 // Writes the lease durably, stamped with this data directory; false, reported
 // at `elevel`, when that fails (the old file stays in place).
@@ -32,7 +39,8 @@ bool lease_changed(SharedState& state, const Lease& lease);
 bool load_lease(SharedState& state, Lease& lease);
 // In pg_upgrade's new data directory (the library is loaded there while it
 // runs: preloaded, or by its check of loadable libraries): marks it as
-// upgraded, durably; FATAL when that fails.
+// upgraded, durably; FATAL when that fails. In its old one, when preloaded:
+// marks it as upgraded away once pg_upgrade dumps its schema.
 void mark_if_upgrading();
 
 // At a clean shutdown (on_shmem_exit of the postmaster).

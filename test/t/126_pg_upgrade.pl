@@ -9,7 +9,10 @@
 # then issues ids above every id issued before the upgrade, under the same
 # worker id, and is not taken for a copy at its next start; an old data
 # directory that never issued an id has no lease, and removing the mark is
-# then the step.
+# then the step. The old data directory, preloaded, is marked as upgraded
+# away when pg_upgrade dumps it (never by pg_upgrade --check): started again
+# beside the upgraded one it issues no id (55000), and removing its mark, the
+# way back from an abandoned upgrade, lets it issue ids again.
 use strict;
 use warnings FATAL => 'all';
 
@@ -66,14 +69,19 @@ WHERE attrelid >= 16384 AND attoptions::text LIKE '%pg_attver=%'});
 	}
 	mkdir "$tmp/run$upgrades";
 	chdir "$tmp/run$upgrades";
-	command_ok(
-		[ "$to/bin/pg_upgrade", '--no-sync', '-d', $old->data_dir, '-D', $new->data_dir,
-		  '-b', "$from/bin", '-B', "$to/bin", '-s', $new->host, '-p', $old->port, '-P', $new->port ],
-		sprintf('pg_upgrade from %s to %s', $old->pg_version, $new->pg_version));
+	command_ok(pg_upgrade($old, $new), sprintf('pg_upgrade from %s to %s', $old->pg_version, $new->pg_version));
 	die 'pg_upgrade failed' unless Test::More->builder->is_passing;
 	chdir $tmp;
 	$new->adjust_conf('postgresql.conf', 'shared_preload_libraries', "'snowflake'");
 	return $new;
+}
+
+# The pg_upgrade command from the old node's data directory into the new one's.
+sub pg_upgrade
+{
+	my ($old, $new, @options) = @_;
+	return [ "$to/bin/pg_upgrade", '--no-sync', '-d', $old->data_dir, '-D', $new->data_dir,
+		'-b', "$from/bin", '-B', "$to/bin", '-s', $new->host, '-p', $old->port, '-P', $new->port, @options ];
 }
 
 # Starts a node with its clock an hour behind.
@@ -87,6 +95,29 @@ sub start_an_hour_back
 	return;
 }
 
+# Both nodes asked for 500 ids each, four times in turns: how many each
+# issued, and how many both issued.
+sub issued
+{
+	my ($one, $other) = @_;
+	my (%seen, %count);
+	my $both = 0;
+	for my $round (1 .. 4)
+	{
+		for my $node ($one, $other)
+		{
+			my ($ret, $out, $err) = $node->psql('app', 'SELECT x FROM snowflake_nextvals(500) x');
+			for my $id (split /\n/, $out // '')
+			{
+				$both++ if ($seen{$id} // $node->name) ne $node->name;
+				$seen{$id} = $node->name;
+				$count{ $node->name }++;
+			}
+		}
+	}
+	return ($count{ $one->name } // 0, $count{ $other->name } // 0, $both);
+}
+
 sub refusal
 {
 	my ($node) = @_;
@@ -98,8 +129,22 @@ sub refusal
 my $old = snowflake_node('old', 7, undef, @checksums, install_path => $from);
 $old->start;
 $old->safe_psql('postgres', 'CREATE DATABASE app');
+$old->safe_psql('app', 'CREATE EXTENSION snowflake');
+$old->stop;
+
+# --- pg_upgrade --check starts the old cluster (-b) but does not dump it: not marked
+{
+	my $checked = snowflake_node('checked', 7, undef, @checksums, install_path => $to);
+	mkdir "$tmp/check";
+	chdir "$tmp/check";
+	command_ok(pg_upgrade($old, $checked, '--check'), 'pg_upgrade --check');
+	chdir $tmp;
+	ok(!-e $old->data_dir . '/pg_snowflake/upgraded_away', 'pg_upgrade --check leaves the old data directory unmarked');
+	$old->start;
+	like($old->safe_psql('app', 'SELECT snowflake_nextval()'), qr/^\d+$/, 'and it issues ids after the check');
+}
+
 $old->safe_psql('app', q{
-CREATE EXTENSION snowflake;
 CREATE TABLE orders (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), item text);
 CREATE TABLE events (id snowflake PRIMARY KEY DEFAULT snowflake_nextval(), order_id bigint REFERENCES orders);
 INSERT INTO orders (item) SELECT 'item ' || i FROM generate_series(1, 5000) i;
@@ -160,6 +205,23 @@ $new->restart;
 is($new->safe_psql('app', 'SELECT snowflake_nextval() > ' . $new->safe_psql('app', 'SELECT max(id) FROM orders')),
 	't', 'restarted: ids continue, the carried lease being this directory\'s own (no clone fence)');
 is(log_count($new, qr/is a copy of another server's/), 0, 'and it was never taken for a copy');
+
+# --- the old data directory, started again beside the upgraded one: no id
+ok(-e $old->data_dir . '/pg_snowflake/upgraded_away', 'pg_upgrade (copy mode) marked the old data directory');
+$old->start;
+$err = refusal($old);
+like($err, qr/ERROR:  55000: this data directory was upgraded by pg_upgrade/,
+	'the old cluster refuses (55000), saying it was upgraded');
+like($err, qr/HINT:  .*If the upgrade was abandoned and the upgraded cluster never issued an id, remove the file "pg_snowflake\/upgraded_away"/,
+	'the hint names the way back from an abandoned upgrade');
+ok(log_count($old, qr/this data directory was upgraded by pg_upgrade; no id is issued/) >= 1, 'and its log says so at start');
+is($old->safe_psql('app', 'SELECT generating FROM snowflake_status'), 'f', 'snowflake_status: not generating');
+my ($from_new, $from_old, $both) = issued($new, $old);
+note "ids issued by the upgraded cluster: $from_new, by the old one: $from_old, by both: $both";
+is($from_new, 2000, 'beside it, the upgraded cluster issues ids');
+is($from_old, 0, 'the old cluster beside the upgraded one: 0 ids');
+is($both, 0, '0 ids issued by both');
+$old->stop;
 $new->stop;
 
 # --- an old data directory that never issued an id has no lease: the mark is removed instead
@@ -172,6 +234,16 @@ ok(!-e $unused->data_dir . '/pg_snowflake/lease', 'an old node that never issued
 my $second = upgraded($unused, 0);
 ok(-e $second->data_dir . '/pg_snowflake/upgraded',
 	'marked also when snowflake was not preloaded during the upgrade (loaded by pg_upgrade\'s check of libraries)');
+
+# the upgrade abandoned before the upgraded cluster issued an id: the hint's way back
+$unused->start;
+like(refusal($unused), qr/55000: this data directory was upgraded by pg_upgrade/, 'the old cluster refuses');
+$unused->stop;
+unlink $unused->data_dir . '/pg_snowflake/upgraded_away' or die "unlink: $!";
+$unused->start;
+like($unused->safe_psql('app', 'SELECT snowflake_nextval()'), qr/^\d+$/,
+	'with its mark removed (the upgrade abandoned), the old cluster issues ids again');
+$unused->stop;
 $second->start;
 like(refusal($second), qr/55000: this data directory was made by pg_upgrade/, 'its upgraded node refuses too');
 $second->stop;

@@ -12,6 +12,7 @@ use warnings FATAL => 'all';
 
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use IPC::Run;
 use Test::More;
 use SnowflakeTest;
 
@@ -121,6 +122,67 @@ restored('pitr', 'recovery.signal and recovery_target_time', 0,
 restored('pitr_standby', 'standby.signal and recovery_target_time', 1,
 	"recovery_target_time = '$target'\nrecovery_target_action = 'promote'\n");
 restored('archive', 'archive recovery to the end (recovery.signal)', 0, '');
+
+# A restore from a base backup alone (backup_label, no signal file) that stops
+# before the backup's end, after the startup process renamed backup_label:
+# started again, it is still a restore (pg_control waits for the backup's
+# end), so the lease records it replays then do not take its fence away from
+# its lease file (a restore started once more keeps it). The
+# backup is taken with the low-level API: the source's lease records after
+# its start checkpoint are in segments held back at the first start.
+my ($in, $out, $err) = ('', '', '');
+my $session = IPC::Run::start([ 'psql', '-XAtq', '-d', $source->connstr('postgres') ],
+	'<', \$in, '>', \$out, '2>', \$err);
+sub session_query
+{
+	my ($query) = @_;
+	$out = '';
+	$in .= "$query;\n\\echo END\n";
+	my $deadline = time + $PostgreSQL::Test::Utils::timeout_default;
+	$session->pump_nb until $out =~ /^END\n\z/m || time > $deadline;
+	$out =~ s/^END\n\z//m or die "no answer to $query: $err";
+	return $out;
+}
+session_query(q{SELECT pg_backup_start('crashed', true)});
+my $start_segment = $source->safe_psql('postgres', 'SELECT pg_walfile_name(pg_switch_wal())');
+my $crashed = PostgreSQL::Test::Cluster->new('crashed');
+$crashed->init;    # a node of its own (port, socket), its directory then replaced
+PostgreSQL::Test::Utils::system_or_bail('rm', '-rf', $crashed->data_dir);
+PostgreSQL::Test::Utils::system_or_bail('cp', '-a', $source->data_dir, $crashed->data_dir);
+unlink $crashed->data_dir . '/postmaster.pid';
+$source->safe_psql('postgres', 'SELECT count(*) FROM snowflake_nextvals(1000)');    # lease records past the start segment
+$source->safe_psql('postgres', 'SELECT pg_switch_wal()');
+my $label = session_query(q{SELECT labelfile FROM pg_backup_stop(false)});
+$in .= "\\q\n";
+$session->finish;
+$label =~ s/\n+\z/\n/;
+PostgreSQL::Test::Utils::append_to_file($crashed->data_dir . '/backup_label', $label);
+$crashed->append_conf('postgresql.conf',
+	"port = " . $crashed->port . "\nunix_socket_directories = '" . $crashed->host . "'\narchive_mode = off\n");
+my $wal = $crashed->data_dir . '/pg_wal';
+unlink glob "$wal/0*";
+my @held_back;
+for my $segment (map { s{.*/}{}r } glob $source->data_dir . '/pg_wal/0*')
+{
+	PostgreSQL::Test::Utils::system_or_bail('cp', $source->data_dir . "/pg_wal/$segment", "$wal/");
+	push @held_back, $segment if $segment gt $start_segment;
+}
+ok(scalar @held_back, 'WAL with the source\'s lease records after the backup\'s start segment');
+rename "$wal/$_", "$wal/$_.held" for @held_back;
+ok(!$crashed->start(fail_ok => 1), 'a restore from the base backup alone stops before the backup\'s end');
+ok($crashed->log_contains(qr/WAL ends before (end of online backup|consistent recovery point)/),
+	'... the WAL ending before the backup\'s end');
+ok(-e $crashed->data_dir . '/backup_label.old' && !-e $crashed->data_dir . '/backup_label',
+	'... after backup_label was renamed');
+rename "$wal/$_.held", "$wal/$_" for @held_back;
+my $offset = -s $crashed->logfile;
+# (PostgreSQL does not finish a restarted backup recovery without the WAL
+# archive: it may stop again at the backup's end)
+$crashed->stop if $crashed->start(fail_ok => 1);
+ok($crashed->log_contains(qr/redo starts at/, $offset), 'started again, it replays the WAL from the backup\'s start');
+is(log_count($crashed, qr/this data directory is a copy of another server's; ids under worker id 41 are refused/, $offset),
+	1, '... still a restore (pg_control waits for the backup\'s end): the fence is logged');
+is_deeply(read_lease($crashed)->{fenced}, [41], '... and the source\'s lease records it replays keep the fence in its lease file');
 
 # A streaming standby from a backup of the same kind, promoted: failover, it
 # generates at once, under its primary's worker id, above every id its

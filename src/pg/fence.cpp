@@ -50,7 +50,7 @@ bool restores() {
     return from_backup;
 }
 
-// Logs the fence, once it holds every worker id in `ids`.
+// Logs the worker ids the fence holds and why.
 void log_fence(const SharedState& state, bool restore) {
     StringInfoData ids;
     initStringInfo(&ids);

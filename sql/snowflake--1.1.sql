@@ -1310,3 +1310,9 @@ BEGIN
         ext, col, tbl, spec);
 END $$;
 COMMENT ON FUNCTION snowflake_registry_check(regclass, name) IS 'the fleet check against the registry: for each worker id in a table''s snowflake keys, its ids and those whose time is in no window the registry granted that worker id';
+
+-- pg_upgrade keeps snowflake in core's integer_ops families: the library runs
+-- snowflake_repair_integer_ops() in pg_upgrade's restore, once both classes
+-- are restored, so no step is left for after the upgrade.
+COMMENT ON FUNCTION snowflake_repair_integer_ops() IS
+    'adds snowflake''s members to core''s integer_ops families where missing and binds them to its classes (pg_upgrade''s restore runs it); returns how many it changed';

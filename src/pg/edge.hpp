@@ -120,6 +120,8 @@ inline std::uint64_t units_from(const SharedState& state, std::int64_t unix_ms) 
 void define_public_key_setting();
 // Row estimates on snowflake columns as for bigint (estimate.cpp); from _PG_init.
 void install_estimate_hook();
+// Binds our members of core's integer_ops again in pg_upgrade's restore (family.cpp); from _PG_init.
+void install_family_hook();
 
 inline constexpr std::int64_t kUnixToPostgresMs = 946684800000;  // 1970 -> 2000 epoch
 

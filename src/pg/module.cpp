@@ -67,6 +67,7 @@ void init() {
     MarkGUCPrefixReserved("snowflake");
     install_estimate_hook();  // estimates on snowflake columns, also when not preloaded
     mark_if_upgrading();      // also when loaded by pg_upgrade's check of libraries
+    install_family_hook();    // also when loaded by pg_upgrade's restore of a C function
     if (!process_shared_preload_libraries_in_progress) return;
     previous_shmem_request_hook = shmem_request_hook;
     shmem_request_hook = SNOWFLAKE_CALLBACK(request_shared_memory, FATAL);

@@ -2,7 +2,12 @@
 -- installation with a fresh one (test/t/125_upgrade.pl): every member of the
 -- extension (functions with their full definitions, operators, types, casts,
 -- operator classes and families, views), each with its comment and
--- privileges, and the members it adds to operator families, core ones too.
+-- privileges, and every member of an operator family, core ones too, that
+-- involves it, with its family and what binds it there.
+WITH ours AS (
+    SELECT d.classid, d.objid, d.objsubid FROM pg_catalog.pg_depend d
+     WHERE d.refclassid = 'pg_catalog.pg_extension'::pg_catalog.regclass AND d.deptype = 'e'
+       AND d.refobjid = (SELECT e.oid FROM pg_catalog.pg_extension e WHERE e.extname = 'snowflake'))
 SELECT pg_catalog.replace(line, E'\n', ' ') FROM (
 SELECT pg_catalog.pg_describe_object(d.classid, d.objid, d.objsubid) || ' | ' ||
        coalesce(CASE d.classid
@@ -43,22 +48,34 @@ SELECT pg_catalog.pg_describe_object(d.classid, d.objid, d.objsubid) || ' | ' ||
                   FROM pg_catalog.pg_opclass c WHERE c.oid = d.objid)
        END, '') || ' | ' ||
        coalesce(pg_catalog.obj_description(d.objid, (SELECT c.relname FROM pg_catalog.pg_class c WHERE c.oid = d.classid)), 'no comment')
-  FROM pg_catalog.pg_depend d
- WHERE d.refclassid = 'pg_catalog.pg_extension'::pg_catalog.regclass AND d.deptype = 'e'
-   AND d.refobjid = (SELECT e.oid FROM pg_catalog.pg_extension e WHERE e.extname = 'snowflake')
+  FROM ours d
 UNION ALL
--- the members of operator families (core ones too) that are its operators and
--- support functions: they belong to its operator classes, not to it
-SELECT pg_catalog.pg_describe_object('pg_catalog.pg_amop'::pg_catalog.regclass, a.oid, 0) || ' | ' || a.amoppurpose::pg_catalog.text
+-- every member of an operator family (core ones too) that is one of its
+-- operators or support functions or names one of its types (core's
+-- btequalimage(oid) for snowflake, say): they belong to its operator classes,
+-- not to it. Each with its family (in its description) and everything it
+-- depends on, so a member loose in its family, bound to another class or
+-- missing shows (what pg_dump --binary-upgrade writes, and so what the next
+-- pg_upgrade keeps, is what is bound to a class)
+SELECT pg_catalog.pg_describe_object('pg_catalog.pg_amop'::pg_catalog.regclass, a.oid, 0) || ' | ' ||
+       a.amoppurpose::pg_catalog.text || ' | ' || coalesce((
+           SELECT pg_catalog.string_agg(pg_catalog.format('%s %s', d.deptype, pg_catalog.pg_describe_object(d.refclassid, d.refobjid, d.refobjsubid)),
+                                        ', ' ORDER BY d.deptype, pg_catalog.pg_describe_object(d.refclassid, d.refobjid, d.refobjsubid))
+             FROM pg_catalog.pg_depend d
+            WHERE d.classid = 'pg_catalog.pg_amop'::pg_catalog.regclass AND d.objid = a.oid), 'no dependency')
   FROM pg_catalog.pg_amop a
-  JOIN pg_catalog.pg_depend d ON d.classid = 'pg_catalog.pg_operator'::pg_catalog.regclass AND d.objid = a.amopopr
- WHERE d.refclassid = 'pg_catalog.pg_extension'::pg_catalog.regclass AND d.deptype = 'e'
-   AND d.refobjid = (SELECT e.oid FROM pg_catalog.pg_extension e WHERE e.extname = 'snowflake')
+ WHERE a.amopopr IN (SELECT d.objid FROM ours d WHERE d.classid = 'pg_catalog.pg_operator'::pg_catalog.regclass)
+    OR a.amoplefttype IN (SELECT d.objid FROM ours d WHERE d.classid = 'pg_catalog.pg_type'::pg_catalog.regclass)
+    OR a.amoprighttype IN (SELECT d.objid FROM ours d WHERE d.classid = 'pg_catalog.pg_type'::pg_catalog.regclass)
 UNION ALL
-SELECT pg_catalog.pg_describe_object('pg_catalog.pg_amproc'::pg_catalog.regclass, a.oid, 0)
+SELECT pg_catalog.pg_describe_object('pg_catalog.pg_amproc'::pg_catalog.regclass, a.oid, 0) || ' | ' || coalesce((
+           SELECT pg_catalog.string_agg(pg_catalog.format('%s %s', d.deptype, pg_catalog.pg_describe_object(d.refclassid, d.refobjid, d.refobjsubid)),
+                                        ', ' ORDER BY d.deptype, pg_catalog.pg_describe_object(d.refclassid, d.refobjid, d.refobjsubid))
+             FROM pg_catalog.pg_depend d
+            WHERE d.classid = 'pg_catalog.pg_amproc'::pg_catalog.regclass AND d.objid = a.oid), 'no dependency')
   FROM pg_catalog.pg_amproc a
-  JOIN pg_catalog.pg_depend d ON d.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass AND d.objid = a.amproc
- WHERE d.refclassid = 'pg_catalog.pg_extension'::pg_catalog.regclass AND d.deptype = 'e'
-   AND d.refobjid = (SELECT e.oid FROM pg_catalog.pg_extension e WHERE e.extname = 'snowflake')
+ WHERE a.amproc IN (SELECT d.objid FROM ours d WHERE d.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass)
+    OR a.amproclefttype IN (SELECT d.objid FROM ours d WHERE d.classid = 'pg_catalog.pg_type'::pg_catalog.regclass)
+    OR a.amprocrighttype IN (SELECT d.objid FROM ours d WHERE d.classid = 'pg_catalog.pg_type'::pg_catalog.regclass)
 ) catalog(line)
  ORDER BY 1;

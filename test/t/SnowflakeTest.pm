@@ -107,6 +107,20 @@ SELECT id, (extract(epoch FROM snowflake_to_timestamp(id) - :'before'::timestamp
 FROM (SELECT snowflake_nextval() AS id, clock_timestamp() AS after OFFSET 0) AS s});
 }
 
+# Reloads a node's configuration and returns once the postmaster has read it
+# (a new session sees its new load time): its complaints are in the log then.
+push @EXPORT, 'reload_and_wait';
+
+sub reload_and_wait
+{
+	my ($node) = @_;
+	my $loaded = $node->safe_psql('postgres', 'SELECT pg_conf_load_time()');
+	$node->reload;
+	$node->poll_query_until('postgres', "SELECT pg_conf_load_time() > '$loaded'")
+	  or die $node->name . ': the configuration was not reloaded';
+	return;
+}
+
 # A server for registries: snowflake installed, not preloaded (a registry
 # needs only the extension's SQL), room for many connections.
 sub registry_server

@@ -1,6 +1,8 @@
 # Clean restarts (restart safety): ids keep increasing across them,
 # the lease file always covers what was issued, and a clean shutdown leaves no
-# lease span behind: the first id after a restart carries about the current time.
+# lease span behind: it shrinks the lease to the last id, so the first id after
+# each restart is at most max_lead (what ids before may have borrowed) ahead of
+# the clock read right before it, never a lease span.
 use strict;
 use warnings FATAL => 'all';
 
@@ -9,7 +11,10 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use SnowflakeTest;
 
-my $node = snowflake_node('restart', 11);
+my $span_ms = 2000;    # snowflake.lease_span and max_lead, the defaults (docs/reference.md)
+my $max_lead_ms = 1000;
+my $node = snowflake_node('restart', 11,
+	"snowflake.lease_span = ${span_ms}ms\nsnowflake.max_lead = ${max_lead_ms}ms\n");
 $node->start;
 $node->safe_psql(
 	'postgres', q{
@@ -38,32 +43,40 @@ cmp_ok($lease->{lease_ms}, '>=', time_of($max1),
 $node->stop;
 $lease = read_lease($node);
 ok(defined $lease, 'the lease file exists after a clean stop');
-cmp_ok($lease->{lease_ms}, '>=', time_of($max1),
-	'after a clean stop the lease still covers every id issued');
+is($lease->{lease_ms}, time_of($max1),
+	'after a clean stop the lease is the last id issued: it covers it, no span past it');
 
 $node->start;
 
-# The first id after the restart: greater than every id before, and its time
-# is about now, not a lease span (10 s) ahead of it.
-my ($first, $lead_ms) = split /\|/, $node->safe_psql(
-	'postgres', q{
-SELECT id, (extract(epoch FROM snowflake_to_timestamp(id) - clock_timestamp()) * 1000)::int
-FROM snowflake_nextval() AS id});
+# The first id after the restart: greater than every id before, and at most
+# max_lead ahead of the clock (the +1: the first millisecond above the floor).
+my ($first, $lead_ms, $after_ms) = id_and_lead($node);
 cmp_ok($first, '>', $max1, 'the first id after a clean restart is greater than every id before');
-cmp_ok($lead_ms, '<', 2000,
-	"the first id after a clean restart is not a lease span ahead of the clock (lead $lead_ms ms)");
+cmp_ok(time_of($first), '<=', $lease->{lease_ms} + 1 > $after_ms ? $lease->{lease_ms} + 1 : $after_ms,
+	'the first id after a clean restart is in the first millisecond above the lease left (or the clock\'s)');
+cmp_ok($lead_ms, '<=', $max_lead_ms + 1,
+	"the first id after a clean restart is at most max_lead ahead of the clock (lead $lead_ms ms)");
 
 my ($min2, $max2) = split /\|/, insert_phase(2, 20000);
 cmp_ok($min2, '>', $first, 'ids after the restart keep increasing');
 
 # pg_ctl restart, then two restarts with no id issued in between.
 $node->restart;
+($first, $lead_ms) = id_and_lead($node);
+cmp_ok($lead_ms, '<=', $max_lead_ms + 1,
+	"the first id after pg_ctl restart is at most max_lead ahead of the clock (lead $lead_ms ms)");
 my ($min3, $max3) = split /\|/, insert_phase(3, 1000);
-cmp_ok($min3, '>', $max2, 'ids after pg_ctl restart are greater than every id before');
+cmp_ok($first, '>', $max2, 'the first id after pg_ctl restart is greater than every id before');
+cmp_ok($min3, '>', $first, 'ids after pg_ctl restart keep increasing');
 
 $node->restart;
 $node->restart;
+($first, $lead_ms) = id_and_lead($node);
+cmp_ok($lead_ms, '<=', $max_lead_ms + 1,
+	"after two restarts with no id in between, the first id is at most max_lead ahead of the clock (lead $lead_ms ms)");
 my ($min4, $max4) = split /\|/, insert_phase(4, 1000);
+cmp_ok($first, '>', $max3,
+	'after two restarts with no id in between, the first id is greater than every id before');
 cmp_ok($min4, '>', $max3,
 	'after two restarts with no id in between, ids are greater than every id before');
 

@@ -2,7 +2,9 @@
 # (twice in a row) and after a backend's kill -9 makes the postmaster reset
 # shared memory, every new id is greater than every id issued before: those
 # committed to a table and those a client received in a transaction that never
-# committed.
+# committed. And a crash costs a bounded jump: the first id after it is at most
+# lease_span plus max_lead ahead of the clock read right before it, and at most
+# lease_span when nothing was borrowed ahead of the clock before the crash.
 use strict;
 use warnings FATAL => 'all';
 
@@ -13,7 +15,10 @@ use Test::More;
 use Time::HiRes qw(usleep);
 use SnowflakeTest;
 
-my $node = snowflake_node('crash', 21, "autovacuum = off\n");
+my $span_ms = 2000;    # snowflake.lease_span and max_lead, the defaults (docs/reference.md)
+my $max_lead_ms = 1000;
+my $node = snowflake_node('crash', 21,
+	"autovacuum = off\nsnowflake.lease_span = ${span_ms}ms\nsnowflake.max_lead = ${max_lead_ms}ms\n");
 $node->start;
 $node->safe_psql(
 	'postgres', q{
@@ -86,12 +91,26 @@ sub max_committed
 	return $node->safe_psql('postgres', "SELECT max(id) FROM t WHERE cycle = $cycle");
 }
 
-# Checks that ids made now are greater than $before, and that the restart
+# Checks that the first id after the crash is at most lease_span ahead of the
+# clock, plus max_lead unless $borrowed_ms (read from snowflake_status right
+# before the crash) says that no id was borrowed ahead of the clock, and in the
+# first millisecond above the lease the crash left ($lease_ms) unless the clock
+# is past it; that ids made now are greater than $before; and that the restart
 # (the clock did not move) was not taken for the clock moving back, though ids
-# continue ahead of the clock from the lease.
+# continue ahead of the clock from the lease. (The +1: the first millisecond
+# above the floor.)
 sub check_after
 {
-	my ($cycle, $before, $what, $log_offset) = @_;
+	my ($cycle, $before, $what, $log_offset, $borrowed_ms, $lease_ms) = @_;
+	my ($first, $lead_ms, $after_ms) = id_and_lead($node);
+	my $mark = $lease_ms + 1 > $after_ms ? $lease_ms + 1 : $after_ms;
+	cmp_ok(time_of($first), '<=', $mark,
+		"$what: the first id is in the first millisecond above the lease left (or the clock's)");
+	my $bound = $borrowed_ms == 0 ? $span_ms + 1 : $span_ms + $max_lead_ms + 1;
+	cmp_ok($lead_ms, '<=', $bound,
+		"$what: the first id is at most lease_span" . ($borrowed_ms == 0 ? '' : ' + max_lead')
+		  . " ahead of the clock ($borrowed_ms ms borrowed before; lead $lead_ms ms)");
+	cmp_ok($first, '>', $before, "$what: the first id after is greater than every id before");
 	$node->safe_psql('postgres',
 		"INSERT INTO t (cycle, client) SELECT $cycle + 100, 0 FROM generate_series(1, 1000)");
 	my $min_after = $node->safe_psql('postgres',
@@ -104,9 +123,14 @@ sub check_after
 	return;
 }
 
+# ms borrowed ahead of the clock so far, read while the load runs: the crash
+# comes right after, at far fewer than 4,096 ids a millisecond.
+sub borrowed { return $node->safe_psql('postgres', 'SELECT borrowed_ms FROM snowflake_status'); }
+
 for my $cycle (1, 2)
 {
 	my $load = start_load($cycle);
+	my $borrowed_ms = borrowed();
 	kill9_and_wait($node);
 	my $received = finish_load($load, $cycle);
 
@@ -119,7 +143,8 @@ for my $cycle (1, 2)
 	my $committed = max_committed($cycle);
 	cmp_ok($committed, '>', 0, "cycle $cycle: committed rows survived the crash");
 	my $before = $committed > $received ? $committed : $received;
-	check_after($cycle, $before, "cycle $cycle: kill -9 of the postmaster", $log_offset);
+	check_after($cycle, $before, "cycle $cycle: kill -9 of the postmaster", $log_offset, $borrowed_ms,
+		$lease->{lease_ms});
 }
 
 # A backend killed: the postmaster kills every other backend and resets
@@ -132,6 +157,7 @@ my $log_offset = -s $node->logfile;
 my $victim = $node->safe_psql('postgres',
 	"SELECT pid FROM pg_stat_activity
 	 WHERE backend_type = 'client backend' AND pid <> pg_backend_pid() LIMIT 1");
+my $borrowed_ms = borrowed();
 kill 'KILL', $victim;
 $node->wait_for_log(qr/all server processes terminated; reinitializing/, $log_offset);
 my $received = finish_load($load, 3);
@@ -139,7 +165,8 @@ $node->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
   or die 'the node did not come back after the backend crash';
 my $committed = max_committed(3);
 my $before = $committed > $received ? $committed : $received;
-check_after(3, $before, 'kill -9 of a backend', $log_offset);
+# the lease the shared memory was filled from (no id was asked for since)
+check_after(3, $before, 'kill -9 of a backend', $log_offset, $borrowed_ms, read_lease($node)->{lease_ms});
 
 # All cycles together: sorted by id, the cycles come in the order they ran.
 is( $node->safe_psql(

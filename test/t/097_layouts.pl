@@ -2,14 +2,57 @@
 # snowflake.layout = 'time=41 worker=8 sequence=14', 'js53' and 'sonyflake'
 # generate bursts above 4,096 ids a millisecond, decode them and keep them
 # unique and increasing within the layout's cap (and, for js53, below 2^53);
-# the worker id follows the layout (255 and 256 under 8 bits); bad layouts and
-# a restart under another layout are refused, naming the setting.
+# the worker id follows the layout: each layout's range (0 to 255, 63, 65535)
+# is asserted at reload (its ends accepted, one more refused, naming the
+# range) and at start; bad layouts and a restart under another layout are
+# refused, naming the setting. No wait is for a log line: a wrong range fails
+# at once, naming it.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use SnowflakeTest;
+
+# Starts a node; when it does not start, fails with what its log says (a
+# worker id outside the layout's range names the range) and ends the test.
+sub start_node
+{
+	my ($node, $label) = @_;
+	my $offset = -s $node->logfile // 0;
+	return if $node->start(fail_ok => 1);
+	fail("$label: the server starts");
+	diag(join("\n", grep { /FATAL|DETAIL/ } split /\n/, slurp_file($node->logfile, $offset)));
+	die "$label: the server did not start\n";
+}
+
+# The worker ids of a layout with $bits worker bits are 0 to $max: at reload
+# both ends are accepted and $max + 1 is refused, the log naming the range
+# (above 65535, PostgreSQL's own range check, with no detail), and the worker
+# id before stays. The node runs with worker id $current, and does again after.
+sub worker_range_checks
+{
+	my ($node, $label, $bits, $max, $current) = @_;
+	my $above = $max + 1;
+	my $offset = -s $node->logfile;
+	$node->adjust_conf('postgresql.conf', 'snowflake.worker_id', $above);
+	reload_and_wait($node);
+	my $detail = $max < 65535 ? qr/\n.*DETAIL:  The worker ids of "snowflake\.layout", with $bits worker bits, are 0 to $max\./ : qr//;
+	like(slurp_file($node->logfile, $offset),
+		qr/$above is outside the valid range for parameter "snowflake\.worker_id" \(-1 \.\. $max\)$detail/,
+		"$label: worker id $above at reload: refused, the log names the range 0 to $max");
+	is($node->safe_psql('postgres', 'SHOW snowflake.worker_id'), $current,
+		"$label: worker id $above at reload: $current stays");
+	my %seen;
+	for my $worker_id (grep { !$seen{$_}++ } 0, $max, $current)
+	{
+		$node->adjust_conf('postgresql.conf', 'snowflake.worker_id', $worker_id);
+		reload_and_wait($node);
+		is($node->safe_psql('postgres', 'SHOW snowflake.worker_id'), $worker_id,
+			"$label: worker id $worker_id (of 0 to $max) at reload: accepted");
+	}
+	return;
+}
 
 # A burst of ids: two pgbench clients, each inserting 10,000 rows a
 # statement, 60,000 in all; n records each row's place in its client's order.
@@ -63,7 +106,7 @@ SELECT count(*) FROM burst
 
 # 41/8/14: 256 workers, 16,384 ids a millisecond each (the default layout: 4,096).
 my $node = snowflake_node('wide', 255, "snowflake.layout = 'time=41 worker=8 sequence=14'\n");
-$node->start;
+start_node($node, '41/8/14 with worker id 255');
 burst_checks($node, '41/8/14', 255, 16384, 1);
 is($node->safe_psql('postgres', 'SELECT layout FROM snowflake_status'), 'time=41 worker=8 sequence=14',
 	'41/8/14: snowflake_status shows the layout');
@@ -78,19 +121,15 @@ is($node->safe_psql('postgres',
 
 is(read_lease($node)->{layout}, 'time=41 worker=8 sequence=14', '41/8/14: the lease file records the layout');
 
-# The worker id follows the layout: 255 fits 8 bits, 256 does not (at reload
-# the old value stays, with the error in the log; at start the server refuses).
-my $offset = -s $node->logfile;
-$node->append_conf('postgresql.conf', "snowflake.worker_id = 256\n");
-$node->reload;
-$node->poll_query_until('postgres', 'SELECT true')
-  or die 'the server did not answer after the reload';
-ok( $node->wait_for_log(qr/256 is outside the valid range for parameter "snowflake\.worker_id" \(-1 \.\. 255\)\n.*DETAIL:  The worker ids of "snowflake\.layout", with 8 worker bits, are 0 to 255/, $offset),
-	'41/8/14: worker id 256 at reload: refused in the log');
-is($node->safe_psql('postgres', 'SHOW snowflake.worker_id'), '255', '41/8/14: worker id 256 at reload: 255 stays');
+# The worker id follows the layout: 0 to 255 under 8 bits (at reload the old
+# value stays, with the error in the log; at start the server refuses).
+worker_range_checks($node, '41/8/14', 8, 255, 255);
 $node->stop;
-$offset = -s $node->logfile;
-ok(!$node->start(fail_ok => 1), '41/8/14: worker id 256 at start: the server does not start');
+$node->adjust_conf('postgresql.conf', 'snowflake.worker_id', '256');
+my $offset = -s $node->logfile;
+my $started = $node->start(fail_ok => 1);
+ok(!$started, '41/8/14: worker id 256 at start: the server does not start');
+$node->stop if $started;
 like(slurp_file($node->logfile, $offset), qr/"snowflake\.worker_id" \(-1 \.\. 255\)/,
 	'41/8/14: worker id 256 at start: the log gives the range');
 $node->adjust_conf('postgresql.conf', 'snowflake.worker_id', '255');
@@ -98,7 +137,7 @@ $node->adjust_conf('postgresql.conf', 'snowflake.worker_id', '255');
 # Another layout on a node that has issued ids: refused, naming both, until
 # the old one is back; decoding under the new setting refuses too.
 $node->adjust_conf('postgresql.conf', 'snowflake.layout', "'time=41 worker=10 sequence=12'");
-$node->start;
+start_node($node, 'the default layout with worker id 255');
 my ($rc, $out, $err) = $node->psql('postgres', 'SELECT snowflake_nextval()');
 like($err,
 	qr/parameter "snowflake\.layout" changed from "time=41 worker=8 sequence=14" to "time=41 worker=10 sequence=12".*HINT:  Set snowflake\.layout = 'time=41 worker=8 sequence=14' again/s,
@@ -108,7 +147,7 @@ like($err, qr/parameter "snowflake\.layout" changed .*HINT:  Decode with the lay
 	'another layout at restart: decoding refuses, naming the layout to decode with');
 $node->stop;
 $node->adjust_conf('postgresql.conf', 'snowflake.layout', "'time=41 worker=8 sequence=14'");
-$node->start;
+start_node($node, '41/8/14 again');
 cmp_ok($node->safe_psql('postgres', 'SELECT snowflake_nextval()'), '>', $id,
 	'the layout restored: generation continues above the ids before');
 $node->stop;
@@ -123,7 +162,9 @@ for my $case (
 	my ($layout, $problem) = @$case;
 	$node->adjust_conf('postgresql.conf', 'snowflake.layout', "'$layout'");
 	$offset = -s $node->logfile;
-	ok(!$node->start(fail_ok => 1), "snowflake.layout = '$layout': the server does not start");
+	$started = $node->start(fail_ok => 1);
+	ok(!$started, "snowflake.layout = '$layout': the server does not start");
+	$node->stop if $started;
 	like(slurp_file($node->logfile, $offset),
 		qr/invalid value for parameter "snowflake\.layout": "\Q$layout\E": .*$problem/,
 		"snowflake.layout = '$layout': the log names the setting and what is wrong");
@@ -131,8 +172,9 @@ for my $case (
 
 # js53: every id below 2^53, 64 worker ids, 64 ids a millisecond each.
 my $js = snowflake_node('js53', 63, "snowflake.layout = 'js53'\n");
-$js->start;
+start_node($js, 'js53 with worker id 63');
 burst_checks($js, 'js53', 63, 64, 1);
+worker_range_checks($js, 'js53', 6, 63, 63);
 is($js->safe_psql('postgres', 'SELECT max(id) < 2::bigint ^ 53 FROM burst'), 't', 'js53: max(id) < 2^53');
 is($js->safe_psql('postgres', q{SELECT max(id) < 2::numeric ^ 53 FROM (SELECT snowflake_from_timestamp('2093-09-06+00') AS id) s}),
 	't', 'js53: the ids of 2093 (69 years from the epoch) are still below 2^53');
@@ -151,8 +193,9 @@ $js->stop;
 
 # Sonyflake-style: 10 ms units, the sequence above a 16-bit worker.
 my $sony = snowflake_node('sonyflake', 65535, "snowflake.layout = 'sonyflake'\n");
-$sony->start;
+start_node($sony, 'sonyflake with worker id 65535');
 burst_checks($sony, 'sonyflake', 65535, 256, 10);
+worker_range_checks($sony, 'sonyflake', 16, 65535, 65535);
 is($sony->safe_psql('postgres', q{
 SELECT bool_and(extract(milliseconds FROM snowflake_to_timestamp(id))::numeric % 10 = 0) FROM burst}),
 	't', 'sonyflake: times are whole 10 ms units');

@@ -92,6 +92,35 @@ sub lease_writer_pid { return background_worker_pid($_[0], qr/snowflake lease wo
 # The time field of an id, ms since the epoch; Perl integers are 64-bit.
 sub time_of { return $_[0] >> 22; }
 
+# The next id of a node, how far (ms) its time is ahead of the server's clock
+# read right before it (the statement before, in the same session), and the
+# clock read right after it (ms since the epoch, rounded down).
+push @EXPORT, 'id_and_lead';
+
+sub id_and_lead
+{
+	my ($node) = @_;
+	return split /\|/, $node->safe_psql(
+		'postgres', q{SELECT clock_timestamp() AS before \gset
+SELECT id, (extract(epoch FROM snowflake_to_timestamp(id) - :'before'::timestamptz) * 1000)::int,
+       floor(extract(epoch FROM after - snowflake_to_timestamp(0)) * 1000)::bigint
+FROM (SELECT snowflake_nextval() AS id, clock_timestamp() AS after OFFSET 0) AS s});
+}
+
+# Reloads a node's configuration and returns once the postmaster has read it
+# (a new session sees its new load time): its complaints are in the log then.
+push @EXPORT, 'reload_and_wait';
+
+sub reload_and_wait
+{
+	my ($node) = @_;
+	my $loaded = $node->safe_psql('postgres', 'SELECT pg_conf_load_time()');
+	$node->reload;
+	$node->poll_query_until('postgres', "SELECT pg_conf_load_time() > '$loaded'")
+	  or die $node->name . ': the configuration was not reloaded';
+	return;
+}
+
 # A server for registries: snowflake installed, not preloaded (a registry
 # needs only the extension's SQL), room for many connections.
 sub registry_server

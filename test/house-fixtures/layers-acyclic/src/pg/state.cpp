@@ -1,0 +1,3 @@
+namespace snowflake::pg {
+int setting() { return 1; }
+}  // namespace snowflake::pg

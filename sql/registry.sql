@@ -12,7 +12,13 @@ RESET client_min_messages;
 
 SELECT * FROM pg_temp.error_of($$SELECT snowflake_registry_create('[0,)')$$);
 SELECT * FROM pg_temp.error_of($$SELECT snowflake_registry_create('[1000,65537)')$$);
+SET client_min_messages = warning;  -- its NOTICE names the time its grace period ends
 SELECT snowflake_registry_create('[0,3)', '1 hour');
+RESET client_min_messages;
+-- created afresh: a grace period; a new fleet ends it
+SELECT regexp_replace(e, 'until .*', 'until ...') AS error_of
+  FROM pg_temp.error_of($$SELECT snowflake_registry_claim('a', 'node a', NULL, 1023, 60000, 1704067200000, 'time=41 worker=10 sequence=12')$$) e;
+SELECT snowflake_registry_end_grace() AS ended, snowflake_registry_end_grace() AS ended_again;
 SELECT * FROM pg_temp.error_of($$SELECT snowflake_registry_create()$$);
 SELECT worker_id, state, holder_name, fencing_epoch FROM snowflake_registry.claims ORDER BY 1;
 
@@ -81,6 +87,49 @@ SELECT worker_id, from_ms >= (SELECT floor_ms FROM snowflake_registry.settings) 
 -- a node whose layout has fewer worker ids gets only those (none free here)
 SELECT snowflake_registry_release(2);
 SELECT * FROM pg_temp.error_of($$SELECT snowflake_registry_claim('h', 'node h', NULL, 1, 60000, 1704067200000, 'time=41 worker=10 sequence=12')$$);
+
+-- a longer window than the registry's maximum gets the maximum
+UPDATE snowflake_registry.settings SET max_window_ms = 30000;
+UPDATE snowflake_registry.workers SET expires_ms = 0 WHERE worker_id = 0;
+SELECT until_ms - now_ms AS window_ms FROM snowflake_registry_renew(0, 2, 'a, restarted', 600000);
+
+-- lives: a holder's renewal through snowflake_registry_present
+CREATE TEMP TABLE life AS SELECT * FROM snowflake_registry_life();
+SELECT life_change, grace_until_ms <= now_ms AS no_grace FROM life;
+CREATE TEMP TABLE held AS SELECT * FROM snowflake_registry.workers WHERE worker_id = 0;
+SELECT p.outcome, p.granted_until_ms - p.now_ms AS window_ms, p.life = l.life AS same_life, p.registry_id = l.registry_id AS same_registry
+  FROM held h, life l, snowflake_registry_present(h.worker_id, h.fencing_epoch, h.holder, h.holder_name, h.window_from_ms, h.expires_ms, 60000, l.registry_id, l.life) p;
+-- a new life (here: the timeline recorded is not the server's): a grace
+-- period of the maximum window and the skew bound; no new window
+UPDATE snowflake_registry.settings SET timeline = timeline + 1;
+SELECT life_change ~ '^promoted or restored: timeline \d+, was \d+$' AS promoted, life <> (SELECT life FROM life) AS new_life,
+       grace_until_ms - life_began_ms AS grace_ms
+  FROM snowflake_registry_life();
+SELECT regexp_replace(e, 'until .*', 'until ...') AS error_of
+  FROM pg_temp.error_of($$SELECT snowflake_registry_claim('n', 'node n', NULL, 1023, 60000, 1704067200000, 'time=41 worker=10 sequence=12')$$) e;
+-- holders present their windows, answered at once: known ones renewed
+SELECT p.outcome, p.granted_until_ms >= h.expires_ms AS kept
+  FROM held h, life l, snowflake_registry_present(h.worker_id, h.fencing_epoch, h.holder, h.holder_name, h.window_from_ms, h.expires_ms, 60000, l.registry_id, l.life) p;
+-- a window the lost life granted (worker id 2, after its last grant here) is reinstated
+CREATE TEMP TABLE lost AS
+    SELECT high_water_ms + 1 AS from_ms, high_water_ms + 20000 AS until_ms FROM snowflake_registry.workers WHERE worker_id = 2;
+SELECT p.outcome, p.granted_until_ms >= lost.until_ms AS covers
+  FROM lost, life l, snowflake_registry_present(2, 9, 'lost holder', 'node l', lost.from_ms, lost.until_ms, 60000, l.registry_id, l.life) p;
+SELECT worker_id, fencing_epoch, holder, holder_name, high_water_ms >= (SELECT until_ms FROM lost) AS above
+  FROM snowflake_registry.workers WHERE worker_id = 2;
+SELECT reinstated_ms IS NOT NULL AS reinstated, life = (SELECT life FROM life) AS its_life FROM snowflake_registry.grants WHERE worker_id = 2 AND fencing_epoch = 9;
+-- another window of worker id 2 overlapping it: a conflict (two registries),
+-- also logged as a WARNING (with times)
+SET client_min_messages = error;
+SELECT p.outcome, p.reason ~ '^worker id 2 was granted to node l for ids from .* \(fencing epoch 9\)$' AS says
+  FROM lost, snowflake_registry_present(2, 3, 'other', 'node o', lost.from_ms, lost.until_ms, 60000, 'another registry', 'its life') p;
+RESET client_min_messages;
+-- a worker id held by another server, windows apart: lost, not taken
+SELECT p.outcome FROM held h, snowflake_registry_present(0, 7, 'x', 'node x', h.window_from_ms - 100000, h.window_from_ms - 50000, 60000, 'another registry', 'its life') p;
+SELECT * FROM pg_temp.error_of($$SELECT snowflake_registry_present(0, 1, 'x', 'node x', 10, 10, 60000, 'r', 'l')$$);
+-- the grace period ended by hand: a claim is answered again (none is free here)
+SELECT snowflake_registry_end_grace() AS ended;
+SELECT * FROM pg_temp.error_of($$SELECT snowflake_registry_claim('n', 'node n', NULL, 1023, 60000, 1704067200000, 'time=41 worker=10 sequence=12')$$);
 
 -- the history, and the view
 SELECT worker_id, fencing_epoch, holder_name FROM snowflake_registry.grants ORDER BY 1, 2;

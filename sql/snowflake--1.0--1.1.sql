@@ -7,3 +7,440 @@
 -- are restored, so no step is left for after the upgrade.
 COMMENT ON FUNCTION snowflake_repair_integer_ops() IS
     'adds snowflake''s members to core''s integer_ops families where missing and binds them to its classes (pg_upgrade''s restore runs it); returns how many it changed';
+
+-- registry lives (issue 30): the registry knows when it begins a new life —
+-- promoted (its timeline changed), restored or recovered to a point in time,
+-- its database copied, or created afresh — by an identity kept in its
+-- settings (a random registry id made at create, the server's system
+-- identifier and timeline, the database's oid), compared at every call. A new
+-- life starts a grace period of one maximum window plus the skew bound in
+-- which no new window is granted and holders present the windows they hold
+-- (snowflake_registry_present): a window granted by a lost life is
+-- reinstated, never granted again. Grants record the life that made them.
+
+-- The server's identity, for the registry's functions: the registry's role
+-- need not read pg_control.
+CREATE FUNCTION snowflake_registry_identity(OUT system_identifier bigint, OUT timeline bigint, OUT database_oid oid)
+    LANGUAGE sql VOLATILE PARALLEL UNSAFE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+    SELECT c.system_identifier,
+           CASE WHEN pg_is_in_recovery() THEN NULL
+                ELSE ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::bigint END,
+           (SELECT d.oid FROM pg_database d WHERE d.datname = current_database())
+      FROM pg_control_system() c
+$$;
+COMMENT ON FUNCTION snowflake_registry_identity() IS 'the identity of the registry''s server and database: system identifier, timeline (NULL in recovery), database oid';
+
+-- The registry's shape for lives, on the settings and grants of a registry
+-- made by 1.0's snowflake_registry_create (the 1.0 to 1.1 update calls it
+-- when a registry is there). The largest window it granted bounds the
+-- maximum window.
+CREATE FUNCTION snowflake_registry_add_lives()
+    RETURNS void LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    ext name := (SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'snowflake');
+    id record;
+BEGIN
+    EXECUTE format('SELECT * FROM %I.snowflake_registry_identity()', ext) INTO id;
+    ALTER TABLE snowflake_registry.settings
+        ADD COLUMN max_window_ms bigint NOT NULL DEFAULT 600000 CHECK (max_window_ms > 0),
+        ADD COLUMN max_skew_ms bigint NOT NULL DEFAULT 1000 CHECK (max_skew_ms >= 0),
+        ADD COLUMN registry_id text,        -- random, made at create: this registry and no other
+        ADD COLUMN life text,               -- random, made when a life begins
+        ADD COLUMN life_began_ms bigint,
+        ADD COLUMN life_change text,        -- why it began
+        ADD COLUMN grace_until_ms bigint NOT NULL DEFAULT 0,  -- no new window before it
+        ADD COLUMN system_identifier bigint,  -- the identity of the life
+        ADD COLUMN timeline bigint,
+        ADD COLUMN database_oid oid;
+    ALTER TABLE snowflake_registry.grants
+        ADD COLUMN registry_id text,  -- the registry and life that made the grant (a reinstated one: the presenter's)
+        ADD COLUMN life text,
+        ADD COLUMN reinstated_ms bigint;  -- presented by its holder in a later life
+    UPDATE snowflake_registry.settings
+       SET registry_id = gen_random_uuid()::text, life = gen_random_uuid()::text,
+           life_began_ms = (extract(epoch FROM clock_timestamp()) * 1000)::bigint, life_change = 'updated to 1.1',
+           max_window_ms = greatest(600000, (SELECT max(w.expires_ms - w.renewed_ms) FROM snowflake_registry.workers w)),
+           system_identifier = id.system_identifier, timeline = id.timeline, database_oid = id.database_oid;
+    UPDATE snowflake_registry.grants g SET registry_id = s.registry_id, life = s.life FROM snowflake_registry.settings s;
+END $$;
+COMMENT ON FUNCTION snowflake_registry_add_lives() IS 'brings a registry made by snowflake 1.0 to the shape of 1.1 (its lives); the update to 1.1 does it in the database it runs in';
+
+DO $$
+BEGIN
+    IF to_regclass('snowflake_registry.settings') IS NOT NULL THEN
+        PERFORM snowflake_registry_add_lives();
+    END IF;
+END $$;
+
+DROP FUNCTION snowflake_registry_create(int4range, interval);
+CREATE FUNCTION snowflake_registry_create(worker_ids int4range DEFAULT '[0,1024)',
+                                          quarantine interval DEFAULT '10 min',
+                                          max_window interval DEFAULT '10 min',
+                                          max_skew interval DEFAULT '1 s')
+    RETURNS void LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    ext name := (SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'snowflake');
+    s record;
+BEGIN
+    IF lower(worker_ids) IS NULL OR upper(worker_ids) IS NULL OR lower(worker_ids) < 0 OR upper(worker_ids) > 65536 THEN
+        RAISE EXCEPTION 'the worker ids of a registry are a bounded range within [0,65536), not %', worker_ids
+            USING ERRCODE = '22023';
+    END IF;
+    IF max_window < interval '1 s' OR max_skew < interval '0' OR quarantine < interval '0' THEN
+        RAISE EXCEPTION 'a registry''s maximum window is at least 1 s, its skew bound and quarantine not negative'
+            USING ERRCODE = '22023';
+    END IF;
+    CREATE SCHEMA snowflake_registry;
+    COMMENT ON SCHEMA snowflake_registry IS 'the snowflake registry: worker ids granted to nodes as windows of id times';
+    CREATE TABLE snowflake_registry.settings (
+        one boolean PRIMARY KEY DEFAULT true CHECK (one),
+        floor_ms bigint NOT NULL DEFAULT 0,   -- no window starts below it (snowflake_registry_raise_floor)
+        quarantine_ms bigint NOT NULL CHECK (quarantine_ms >= 0),  -- an expired grant's worker id rests this long
+        epoch_ms bigint,  -- the fleet's snowflake.epoch and snowflake.layout, from the first claim
+        layout text);
+    INSERT INTO snowflake_registry.settings (quarantine_ms)
+        VALUES ((extract(epoch FROM quarantine) * 1000)::bigint);
+    CREATE TABLE snowflake_registry.workers (
+        worker_id integer PRIMARY KEY,
+        fencing_epoch bigint NOT NULL DEFAULT 0,  -- the grant held, or the last one
+        holder text,          -- the holding server's incarnation (made at its start, kept in memory); NULL: released
+        holder_name text,     -- host:port and data directory of the holder, or of the last one
+        window_from_ms bigint,
+        high_water_ms bigint NOT NULL DEFAULT 0,  -- no id of this worker id is at or past it
+        expires_ms bigint,    -- the window's end: the holder refuses ids from then on
+        renewed_ms bigint,
+        released_ms bigint);
+    INSERT INTO snowflake_registry.workers (worker_id)
+        SELECT generate_series(lower(worker_ids), upper(worker_ids) - 1);
+    CREATE TABLE snowflake_registry.grants (
+        worker_id integer NOT NULL,
+        fencing_epoch bigint NOT NULL,
+        holder_name text NOT NULL,
+        from_ms bigint NOT NULL,
+        until_ms bigint NOT NULL,  -- renewals raise it; a clean release lowers it to after the last id
+        granted_ms bigint NOT NULL,
+        PRIMARY KEY (worker_id, fencing_epoch));
+    CREATE VIEW snowflake_registry.claims AS
+        SELECT w.worker_id,
+               CASE WHEN w.holder IS NULL THEN 'free'
+                    WHEN w.expires_ms > n.ms THEN 'held'
+                    WHEN w.expires_ms + s.quarantine_ms > n.ms THEN 'quarantine'
+                    ELSE 'free' END AS state,
+               w.holder_name, w.fencing_epoch,
+               to_timestamp(w.window_from_ms / 1000.0) AS window_from,
+               to_timestamp(w.expires_ms / 1000.0) AS window_until,
+               to_timestamp(w.renewed_ms / 1000.0) AS renewed_at,
+               to_timestamp(w.released_ms / 1000.0) AS released_at
+          FROM snowflake_registry.workers w, snowflake_registry.settings s,
+               LATERAL (SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint AS ms) n;
+    COMMENT ON VIEW snowflake_registry.claims IS 'each worker id of the registry: held, in quarantine (its holder stopped renewing) or free, with its holder and window';
+    EXECUTE format('SELECT %I.snowflake_registry_add_lives()', ext);
+    -- created afresh: a new life, whose grace lets holders of a lost registry present their windows
+    UPDATE snowflake_registry.settings
+       SET max_window_ms = (extract(epoch FROM max_window) * 1000)::bigint, max_skew_ms = (extract(epoch FROM max_skew) * 1000)::bigint,
+           life_change = 'created'
+    RETURNING * INTO s;
+    UPDATE snowflake_registry.settings SET grace_until_ms = s.life_began_ms + s.max_window_ms + s.max_skew_ms RETURNING * INTO s;
+    RAISE NOTICE 'the snowflake registry grants no new window until % (its grace period)', to_timestamp(s.grace_until_ms / 1000.0)
+        USING HINT = 'For a new fleet, whose nodes hold no window of an earlier registry, end it with snowflake_registry_end_grace().';
+END $$;
+COMMENT ON FUNCTION snowflake_registry_create(int4range, interval, interval, interval) IS 'creates the registry of a fleet''s worker ids in the current database (schema snowflake_registry): the worker ids it grants, how long the worker id of a holder that stopped renewing rests, the longest window it grants and the clock skew it allows for; its grace period starts';
+
+-- The life of the registry, beginning a new one when its identity changed:
+-- called by every call of a node.
+CREATE FUNCTION snowflake_registry_life(OUT registry_id text, OUT life text, OUT life_began_ms bigint, OUT life_change text,
+                                        OUT grace_until_ms bigint, OUT max_window_ms bigint, OUT server text, OUT now_ms bigint)
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    ext name := (SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'snowflake');
+    id record;
+    s snowflake_registry.settings;
+    why text;
+BEGIN
+    EXECUTE format('SELECT * FROM %I.snowflake_registry_identity()', ext) INTO id;
+    IF id.timeline IS NULL THEN
+        RAISE EXCEPTION 'the snowflake registry is on a server in recovery'
+            USING ERRCODE = '25006',
+                  HINT = 'Nodes follow a registry''s failover with a multi-host "snowflake.registry" and target_session_attrs=read-write.';
+    END IF;
+    SELECT * INTO STRICT s FROM snowflake_registry.settings;
+    IF (s.system_identifier, s.timeline, s.database_oid) IS DISTINCT FROM (id.system_identifier, id.timeline, id.database_oid) THEN
+        SELECT * INTO STRICT s FROM snowflake_registry.settings FOR UPDATE;  -- one call begins it
+        IF (s.system_identifier, s.timeline, s.database_oid) IS DISTINCT FROM (id.system_identifier, id.timeline, id.database_oid) THEN
+            why := CASE WHEN s.system_identifier IS DISTINCT FROM id.system_identifier
+                             THEN format('another server: system identifier %s, was %s', id.system_identifier, s.system_identifier)
+                        WHEN s.database_oid IS DISTINCT FROM id.database_oid
+                             THEN format('its database copied: oid %s, was %s', id.database_oid, s.database_oid)
+                        ELSE format('promoted or restored: timeline %s, was %s', id.timeline, s.timeline) END;
+            now_ms := (extract(epoch FROM clock_timestamp()) * 1000)::bigint;
+            UPDATE snowflake_registry.settings
+               SET life = gen_random_uuid()::text, life_began_ms = now_ms, life_change = why,
+                   grace_until_ms = now_ms + s.max_window_ms + s.max_skew_ms,
+                   system_identifier = id.system_identifier, timeline = id.timeline, database_oid = id.database_oid
+            RETURNING * INTO s;
+            RAISE LOG 'snowflake registry: a new life begins (%): no new window is granted until %, holders present theirs',
+                why, to_timestamp(s.grace_until_ms / 1000.0);
+        END IF;
+    END IF;
+    registry_id := s.registry_id; life := s.life; life_began_ms := s.life_began_ms; life_change := s.life_change;
+    grace_until_ms := s.grace_until_ms; max_window_ms := s.max_window_ms;
+    server := format('%s:%s', id.system_identifier, (extract(epoch FROM pg_postmaster_start_time()) * 1000000)::bigint);
+    now_ms := (extract(epoch FROM clock_timestamp()) * 1000)::bigint;
+END $$;
+COMMENT ON FUNCTION snowflake_registry_life() IS 'the registry''s life (begun anew when its server, timeline or database changed) and its grace period (called by nodes)';
+
+CREATE FUNCTION snowflake_registry_end_grace()
+    RETURNS boolean LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    ext name := (SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'snowflake');
+    now_ms bigint;
+    ended boolean;
+BEGIN
+    EXECUTE format('SELECT now_ms FROM %I.snowflake_registry_life()', ext) INTO now_ms;
+    UPDATE snowflake_registry.settings s SET grace_until_ms = now_ms WHERE s.grace_until_ms > now_ms RETURNING true INTO ended;
+    IF ended THEN
+        RAISE LOG 'snowflake registry: grace period ended by snowflake_registry_end_grace()';
+    END IF;
+    RETURN coalesce(ended, false);
+END $$;
+COMMENT ON FUNCTION snowflake_registry_end_grace() IS 'ends the registry''s grace period now: safe only when it replicated synchronously, or no node can hold a window granted by an earlier life (a new fleet)';
+
+CREATE OR REPLACE FUNCTION snowflake_registry_claim(holder text, holder_name text, previous integer, max_worker integer,
+                                         window_ms bigint, epoch_ms bigint, layout text,
+                                         OUT worker_id integer, OUT fencing_epoch bigint, OUT from_ms bigint,
+                                         OUT until_ms bigint, OUT now_ms bigint)
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    ext name := (SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'snowflake');
+    s snowflake_registry.settings;
+    w snowflake_registry.workers;
+    counts text;
+BEGIN
+    -- not STRICT (previous may be NULL), so a NULL holder cannot make a grant that looks free
+    IF holder IS NULL OR holder_name IS NULL OR max_worker IS NULL OR window_ms IS NULL OR window_ms < 1
+       OR epoch_ms IS NULL OR layout IS NULL THEN
+        RAISE EXCEPTION 'a claim needs a holder, its name, the highest worker id, a window of at least 1 ms, the epoch and the layout'
+            USING ERRCODE = '22023';
+    END IF;
+    EXECUTE format('SELECT 1 FROM %I.snowflake_registry_life()', ext);
+    SELECT * INTO STRICT s FROM snowflake_registry.settings FOR UPDATE;  -- one claim at a time
+    now_ms := (extract(epoch FROM clock_timestamp()) * 1000)::bigint;
+    window_ms := least(window_ms, s.max_window_ms);  -- a longer window gets the registry's maximum
+    IF s.epoch_ms IS NULL THEN
+        UPDATE snowflake_registry.settings SET epoch_ms = snowflake_registry_claim.epoch_ms, layout = snowflake_registry_claim.layout;
+    ELSIF s.epoch_ms <> snowflake_registry_claim.epoch_ms OR s.layout <> snowflake_registry_claim.layout THEN
+        RAISE EXCEPTION 'this registry grants worker ids for snowflake.epoch % and snowflake.layout "%", not % and "%"',
+            to_timestamp(s.epoch_ms / 1000.0), s.layout, to_timestamp(snowflake_registry_claim.epoch_ms / 1000.0), snowflake_registry_claim.layout
+            USING ERRCODE = '22023',
+                  HINT = 'Every node of a fleet has the same epoch and layout; a node of another fleet needs a registry of its own.';
+    END IF;
+    -- the grant this server holds already (its background worker started again)
+    SELECT * INTO w FROM snowflake_registry.workers r WHERE r.holder = snowflake_registry_claim.holder FOR UPDATE;
+    IF FOUND THEN
+        UPDATE snowflake_registry.workers r
+           SET expires_ms = greatest(r.expires_ms, now_ms + window_ms), high_water_ms = greatest(r.high_water_ms, now_ms + window_ms),
+               renewed_ms = now_ms
+         WHERE r.worker_id = w.worker_id RETURNING r.expires_ms INTO until_ms;
+        UPDATE snowflake_registry.grants g SET until_ms = snowflake_registry_claim.until_ms
+         WHERE g.worker_id = w.worker_id AND g.fencing_epoch = w.fencing_epoch;
+        worker_id := w.worker_id; fencing_epoch := w.fencing_epoch; from_ms := w.window_from_ms;
+        RETURN;
+    END IF;
+    IF now_ms < s.grace_until_ms THEN
+        RAISE EXCEPTION 'the snowflake registry grants no new window until %', to_timestamp(s.grace_until_ms / 1000.0)
+            USING ERRCODE = '55000',
+                  DETAIL = format('It began a new life at %s (%s); until the grace period ends, nodes holding a window of an earlier life present it.',
+                                  to_timestamp(s.life_began_ms / 1000.0), s.life_change),
+                  HINT = 'The node claims again by itself. snowflake_registry_end_grace() ends the grace period, safe only when the registry replicated synchronously or no node can hold a window of an earlier life.';
+    END IF;
+    -- the worker id this server released cleanly, or the one free the longest
+    -- (one whose next window starts by now first: ids are not dated ahead)
+    SELECT * INTO w FROM snowflake_registry.workers r
+     WHERE r.worker_id = previous AND r.worker_id <= max_worker AND r.holder IS NULL AND r.holder_name = snowflake_registry_claim.holder_name
+       FOR UPDATE;
+    IF NOT FOUND THEN
+        SELECT * INTO w FROM snowflake_registry.workers r
+         WHERE r.worker_id <= max_worker AND (r.holder IS NULL OR r.expires_ms + s.quarantine_ms <= now_ms)
+         ORDER BY greatest(r.high_water_ms, s.floor_ms) > now_ms,
+                  CASE WHEN r.holder IS NULL THEN r.released_ms ELSE r.expires_ms + s.quarantine_ms END NULLS FIRST, r.worker_id
+         LIMIT 1 FOR UPDATE;
+    END IF;
+    IF NOT FOUND THEN
+        SELECT format('%s held, %s in quarantine', count(*) FILTER (WHERE c.state = 'held'),
+                      count(*) FILTER (WHERE c.state = 'quarantine'))
+          INTO counts FROM snowflake_registry.claims c WHERE c.worker_id <= max_worker;
+        RAISE EXCEPTION 'no worker id is free in the snowflake registry'
+            USING ERRCODE = '53400', DETAIL = format('Of its worker ids up to %s: %s.', max_worker, counts),
+                  HINT = 'Release the worker id of a server that is gone for good with snowflake_registry_release(worker_id), or wait for the quarantine to end.';
+    END IF;
+    from_ms := greatest(w.high_water_ms, s.floor_ms, now_ms);
+    until_ms := greatest(now_ms, from_ms) + window_ms;
+    worker_id := w.worker_id;
+    -- above every grant recorded (a reinstated grant may have set the row's lower)
+    fencing_epoch := greatest(w.fencing_epoch, (SELECT max(g.fencing_epoch) FROM snowflake_registry.grants g WHERE g.worker_id = w.worker_id)) + 1;
+    UPDATE snowflake_registry.workers r
+       SET fencing_epoch = snowflake_registry_claim.fencing_epoch, holder = snowflake_registry_claim.holder, holder_name = snowflake_registry_claim.holder_name,
+           window_from_ms = from_ms, high_water_ms = until_ms, expires_ms = until_ms, renewed_ms = now_ms, released_ms = NULL
+     WHERE r.worker_id = w.worker_id;
+    INSERT INTO snowflake_registry.grants (worker_id, fencing_epoch, holder_name, from_ms, until_ms, granted_ms, registry_id, life)
+        VALUES (worker_id, fencing_epoch, holder_name, from_ms, until_ms, now_ms, s.registry_id, s.life);
+END $$;
+
+CREATE OR REPLACE FUNCTION snowflake_registry_renew(worker_id integer, fencing_epoch bigint, holder text, window_ms bigint,
+                                         OUT until_ms bigint, OUT now_ms bigint)
+    LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    ext name := (SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'snowflake');
+BEGIN
+    EXECUTE format('SELECT now_ms, least($1, max_window_ms) FROM %I.snowflake_registry_life()', ext) USING window_ms INTO now_ms, window_ms;
+    UPDATE snowflake_registry.workers r
+       SET expires_ms = greatest(r.expires_ms, now_ms + window_ms), high_water_ms = greatest(r.high_water_ms, now_ms + window_ms),
+           renewed_ms = now_ms
+     WHERE r.worker_id = snowflake_registry_renew.worker_id AND r.fencing_epoch = snowflake_registry_renew.fencing_epoch AND r.holder = snowflake_registry_renew.holder
+     RETURNING r.expires_ms INTO until_ms;
+    IF NOT FOUND THEN
+        RETURN;  -- until_ms NULL: the grant is gone (another holder, or released)
+    END IF;
+    UPDATE snowflake_registry.grants g SET until_ms = snowflake_registry_renew.until_ms
+     WHERE g.worker_id = snowflake_registry_renew.worker_id AND g.fencing_epoch = snowflake_registry_renew.fencing_epoch;
+END $$;
+
+-- A holder's call at every renewal: renews its window, or, when the window
+-- was granted by another life or registry than this one, presents it for
+-- reinstatement, answered at once (also in a grace period). outcome:
+-- renewed, reinstated, lost (the worker id is another holder's, its windows
+-- apart; the window stays valid to its end) or conflict (another grant of the
+-- worker id overlaps the window: two registries granted it).
+CREATE FUNCTION snowflake_registry_present(worker_id integer, fencing_epoch bigint, holder text, holder_name text,
+                                           from_ms bigint, until_ms bigint, window_ms bigint,
+                                           held_registry text, held_life text,
+                                           OUT outcome text, OUT granted_until_ms bigint, OUT reason text,
+                                           OUT registry_id text, OUT life text, OUT life_change text,
+                                           OUT grace_until_ms bigint, OUT server text, OUT now_ms bigint)
+    LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    ext name := (SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'snowflake');
+    l record;
+    w snowflake_registry.workers;
+    g snowflake_registry.grants;
+    p_worker integer := snowflake_registry_present.worker_id;
+    p_epoch bigint := snowflake_registry_present.fencing_epoch;
+    p_holder text := snowflake_registry_present.holder;
+    p_name text := snowflake_registry_present.holder_name;
+    p_from bigint := snowflake_registry_present.from_ms;
+    p_until bigint := snowflake_registry_present.until_ms;
+BEGIN
+    IF window_ms < 1 OR p_from >= p_until THEN
+        RAISE EXCEPTION 'a presented window is not empty and renews by at least 1 ms' USING ERRCODE = '22023';
+    END IF;
+    EXECUTE format('SELECT * FROM %I.snowflake_registry_life()', ext) INTO l;
+    registry_id := l.registry_id; life := l.life; life_change := l.life_change;
+    grace_until_ms := l.grace_until_ms; server := l.server; now_ms := l.now_ms;
+    window_ms := least(window_ms, l.max_window_ms);
+    IF held_registry = l.registry_id AND held_life = l.life THEN  -- a renewal
+        UPDATE snowflake_registry.workers r
+           SET expires_ms = greatest(r.expires_ms, now_ms + window_ms), high_water_ms = greatest(r.high_water_ms, now_ms + window_ms),
+               renewed_ms = now_ms
+         WHERE r.worker_id = p_worker AND r.fencing_epoch = p_epoch AND r.holder = p_holder
+         RETURNING r.expires_ms INTO granted_until_ms;
+        IF NOT FOUND THEN
+            outcome := 'lost'; reason := 'another server holds the worker id, or it was released';
+            RETURN;
+        END IF;
+        UPDATE snowflake_registry.grants r SET until_ms = granted_until_ms WHERE r.worker_id = p_worker AND r.fencing_epoch = p_epoch;
+        outcome := 'renewed';
+        RETURN;
+    END IF;
+    PERFORM 1 FROM snowflake_registry.settings FOR UPDATE;  -- ordered with the claims
+    SELECT * INTO w FROM snowflake_registry.workers r WHERE r.worker_id = p_worker FOR UPDATE;
+    IF NOT FOUND THEN
+        outcome := 'lost'; reason := format('worker id %s is not one this registry grants', p_worker);
+        RETURN;
+    END IF;
+    -- another grant of the worker id whose window overlaps the one presented
+    SELECT * INTO g FROM snowflake_registry.grants r
+     WHERE r.worker_id = p_worker AND (r.fencing_epoch, r.holder_name) IS DISTINCT FROM (p_epoch, p_name)
+       AND r.from_ms < p_until AND p_from < r.until_ms
+     ORDER BY r.fencing_epoch LIMIT 1;
+    IF NOT FOUND THEN
+        SELECT * INTO g FROM snowflake_registry.grants r
+         WHERE r.worker_id = p_worker AND r.fencing_epoch = p_epoch AND r.holder_name <> p_name;
+    END IF;
+    IF FOUND THEN
+        outcome := 'conflict';
+        reason := format('worker id %s was granted to %s for ids from %s until %s (fencing epoch %s)', p_worker, g.holder_name,
+                         to_timestamp(g.from_ms / 1000.0), to_timestamp(g.until_ms / 1000.0), g.fencing_epoch);
+        RAISE WARNING 'snowflake registry: % presented worker id % (fencing epoch %) for ids from % until %, but %',
+            p_name, p_worker, p_epoch, to_timestamp(p_from / 1000.0), to_timestamp(p_until / 1000.0), reason;
+        RETURN;
+    END IF;
+    IF w.holder IS NOT NULL AND (w.holder, w.fencing_epoch) IS DISTINCT FROM (p_holder, p_epoch) AND w.expires_ms > now_ms THEN
+        outcome := 'lost'; reason := format('another server holds worker id %s (%s), after the window presented', p_worker, w.holder_name);
+        RETURN;
+    END IF;
+    granted_until_ms := greatest(p_until, now_ms + window_ms);
+    UPDATE snowflake_registry.workers r
+       SET fencing_epoch = p_epoch, holder = p_holder, holder_name = p_name,
+           window_from_ms = CASE WHEN (w.holder, w.fencing_epoch) IS NOT DISTINCT FROM (p_holder, p_epoch) THEN r.window_from_ms ELSE p_from END,
+           high_water_ms = greatest(r.high_water_ms, granted_until_ms),
+           expires_ms = greatest(r.expires_ms, granted_until_ms), renewed_ms = now_ms, released_ms = NULL
+     WHERE r.worker_id = p_worker RETURNING r.expires_ms INTO granted_until_ms;
+    INSERT INTO snowflake_registry.grants AS r (worker_id, fencing_epoch, holder_name, from_ms, until_ms, granted_ms, registry_id, life, reinstated_ms)
+        VALUES (p_worker, p_epoch, p_name, p_from, granted_until_ms, now_ms, held_registry, held_life, now_ms)
+        ON CONFLICT ON CONSTRAINT grants_pkey DO UPDATE
+           SET from_ms = least(r.from_ms, EXCLUDED.from_ms), until_ms = greatest(r.until_ms, EXCLUDED.until_ms), reinstated_ms = EXCLUDED.reinstated_ms;
+    RAISE LOG 'snowflake registry: worker id % reinstated for % (fencing epoch %), its window granted by registry % life %, now until %',
+        p_worker, p_name, p_epoch, held_registry, held_life, to_timestamp(granted_until_ms / 1000.0);
+    outcome := 'reinstated';
+END $$;
+COMMENT ON FUNCTION snowflake_registry_present(integer, bigint, text, text, bigint, bigint, bigint, text, text) IS 'a holder''s renewal, presenting its window for reinstatement when another life or registry granted it (called by the node''s background worker)';
+
+CREATE OR REPLACE FUNCTION snowflake_registry_release(worker_id integer, fencing_epoch bigint, holder text, used_until_ms bigint)
+    RETURNS boolean LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    ext name := (SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'snowflake');
+    now_ms bigint;
+    mark bigint;
+BEGIN
+    EXECUTE format('SELECT now_ms FROM %I.snowflake_registry_life()', ext) INTO now_ms;
+    UPDATE snowflake_registry.workers r
+       SET holder = NULL, released_ms = now_ms, expires_ms = least(r.expires_ms, now_ms),
+           high_water_ms = greatest(r.window_from_ms, least(r.high_water_ms, used_until_ms))
+     WHERE r.worker_id = snowflake_registry_release.worker_id AND r.fencing_epoch = snowflake_registry_release.fencing_epoch AND r.holder = snowflake_registry_release.holder
+     RETURNING r.high_water_ms INTO mark;
+    IF NOT FOUND THEN
+        RETURN false;
+    END IF;
+    UPDATE snowflake_registry.grants g SET until_ms = mark
+     WHERE g.worker_id = snowflake_registry_release.worker_id AND g.fencing_epoch = snowflake_registry_release.fencing_epoch;
+    RETURN true;
+END $$;
+
+COMMENT ON FUNCTION snowflake_registry_raise_floor(timestamptz) IS 'no window granted from now on starts before this time (a failover or restore of the registry needs no floor: its grace period covers it)';
+
+DROP FUNCTION snowflake_registry_check(regclass, name);
+CREATE FUNCTION snowflake_registry_check(tbl regclass, col name DEFAULT 'id')
+    RETURNS TABLE (worker_id integer, ids bigint, outside_windows bigint, first_outside timestamptz, last_outside timestamptz,
+                   lives bigint, registries bigint)
+    LANGUAGE plpgsql STABLE STRICT PARALLEL RESTRICTED SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    ext name := (SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'snowflake');
+    spec text := (SELECT format('epoch=%s %s', s.epoch_ms, s.layout) FROM snowflake_registry.settings s);
+BEGIN
+    IF spec IS NULL THEN
+        RAISE EXCEPTION 'the snowflake registry has granted no worker id yet' USING ERRCODE = '55000';
+    END IF;
+    RETURN QUERY EXECUTE format(
+        'SELECT f.worker_id, count(*), count(*) FILTER (WHERE g.worker_id IS NULL),
+                min(f.ts) FILTER (WHERE g.worker_id IS NULL), max(f.ts) FILTER (WHERE g.worker_id IS NULL),
+                count(DISTINCT g.life), count(DISTINCT g.registry_id)
+           FROM (SELECT %2$I::bigint AS k FROM %3$s WHERE %2$I IS NOT NULL) keys,
+                LATERAL %1$I.snowflake_decode_as(k, %4$L) f
+                LEFT JOIN LATERAL (SELECT r.worker_id, r.life, r.registry_id FROM snowflake_registry.grants r
+                                    WHERE r.worker_id = f.worker_id
+                                      AND f.ts >= to_timestamp(r.from_ms / 1000.0) AND f.ts < to_timestamp(r.until_ms / 1000.0)
+                                    LIMIT 1) g ON true
+          GROUP BY 1 ORDER BY 1',
+        ext, col, tbl, spec);
+END $$;
+COMMENT ON FUNCTION snowflake_registry_check(regclass, name) IS 'the fleet check against the registry: for each worker id in a table''s snowflake keys, its ids, those whose time is in no window the registry granted that worker id, and how many registry lives and registries granted the windows of its ids (more than one registry: windows reinstated from a replaced registry, or two registries granting the fleet''s worker ids)';

@@ -75,8 +75,16 @@ struct SharedState {
         std::atomic<std::int64_t> fencing_epoch;  // of the grant held
         std::atomic<std::int64_t> until_ms;       // its window's end (ms since 1970); 0: none
         std::atomic<std::int64_t> reached_ms;     // the last answer from the registry (ms since 1970)
-        slock_t lock;                             // guards error
+        slock_t lock;                             // guards error, registry_id and life
         char error[256];                          // why the last call failed; "" after a success
+        // The registry's life that granted or last renewed the window held: a
+        // window is presented for reinstatement to any other.
+        char registry_id[40];
+        char life[40];
+        std::atomic<std::int64_t> from_ms;    // the window's start
+        std::atomic<std::int64_t> window_ms;  // the window's length, as the registry granted it
+        std::atomic<bool> pending;            // granted, not yet applied: its start is ahead of the clock
+        std::atomic<bool> self_hosted;        // the registry is on this server
     } registry;
 };
 static_assert(std::is_standard_layout_v<SharedState>);

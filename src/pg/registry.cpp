@@ -12,8 +12,10 @@
 #include "registry.hpp"
 
 extern "C" {
+#include "access/xlog.h"
 #include "libpq-fe.h"
 #include "miscadmin.h"
+#include "storage/fd.h"
 #include "pgstat.h"
 #include "postmaster/bgworker.h"
 #include "postmaster/interrupt.h"
@@ -27,6 +29,7 @@ PGDLLEXPORT void snowflake_registry_worker_main(Datum argument);
 }
 
 #include <poll.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <cinttypes>
@@ -85,7 +88,10 @@ void copy_message(char (&to)[256], const char* message) {
 bool connect_registry(std::int64_t deadline, char (&error)[256]) {
     if (connection != nullptr && PQstatus(connection) == CONNECTION_OK) return true;
     drop_connection();
-    connection = PQconnectStart(registry_setting);
+    // the registry's pg_stat_activity names its holders' connections
+    const char* const keywords[] = {"dbname", "fallback_application_name", nullptr};
+    const char* const values[] = {registry_setting, "snowflake registry worker", nullptr};
+    connection = PQconnectStartParams(keywords, values, 1);
     if (connection == nullptr) {
         copy_name(error, "out of memory");
         return false;
@@ -154,22 +160,66 @@ std::int64_t value_of(const PGresult* result, int column) {
 // Each call to the registry waits at most this long.
 std::int64_t call_timeout_ms() { return std::clamp<std::int64_t>(registry_renew_setting, 1000, 5000); }
 // How often the worker renews: well before the window ends, at most a third of it.
-std::int64_t renew_interval_ms() {
-    return std::min<std::int64_t>(registry_renew_setting, registry_window_setting / 3);
+std::int64_t granted_window_ms(const SharedState::Registry& registry) {
+    const std::int64_t granted = registry.window_ms.load();
+    return granted > 0 ? std::min<std::int64_t>(granted, registry_window_setting) : registry_window_setting;
+}
+std::int64_t renew_interval_ms(const SharedState::Registry& registry) {
+    return std::min<std::int64_t>(registry_renew_setting, granted_window_ms(registry) / 3);
+}
+
+// The registry life that granted the window held.
+void set_life(SharedState::Registry& registry, const char* registry_id, const char* life) {
+    SpinLockAcquire(&registry.lock);
+    copy_name(registry.registry_id, registry_id);
+    copy_name(registry.life, life);
+    SpinLockRelease(&registry.lock);
+}
+void get_life(const SharedState::Registry& registry, char (&registry_id)[40], char (&life)[40]) {
+    auto& lock = const_cast<slock_t&>(registry.lock);
+    SpinLockAcquire(&lock);
+    copy_name(registry_id, registry.registry_id);
+    copy_name(life, registry.life);
+    SpinLockRelease(&lock);
+}
+
+// Whether the registry's server ("system identifier:start time in us", from
+// snowflake_registry_life) is this one: its shutdown cannot wait for itself.
+bool is_this_server(const char* server) {
+    char own[64];
+    snprintf(own, sizeof own, "%" PRIu64 ":%" PRId64, static_cast<std::uint64_t>(GetSystemIdentifier()),
+             static_cast<std::int64_t>(PgStartTime) + kUnixToPostgresMs * 1000);
+    return strcmp(server, own) == 0;
 }
 
 // Publishes a grant to the generator: the floor rises to `from`, then the
 // worker id and the window's end are published in one word.
+// A window whose start is more than snowflake.max_lead ahead of the clock
+// (the worker id's last window ended there: a floor, or a release by hand)
+// is held back until the clock comes within max_lead of it, so that no id is
+// dated further ahead; apply_pending() applies it then.
+void apply_pending(SharedState& state) {
+    SharedState::Registry& registry = state.registry;
+    const std::uint32_t worker_id = registry.worker_id.load();
+    const std::int64_t from_ms = registry.from_ms.load();
+    const bool ahead = from_ms - unix_now_ms() > max_lead_setting;
+    registry.pending.store(worker_id != kNoWorker && ahead);
+    if (worker_id == kNoWorker || ahead) return;
+    apply_grant(state.generator, state.layout, worker_id, units_from(state, from_ms),
+                units_from(state, registry.until_ms.load()), now_units(state));
+}
+
 void publish(SharedState& state, std::uint32_t worker_id, std::int64_t fencing_epoch, std::int64_t from_ms,
-             std::int64_t until_ms) {
+             std::int64_t until_ms, std::int64_t registry_now_ms) {
     SharedState::Registry& registry = state.registry;
     registry.fencing_epoch.store(fencing_epoch);
+    registry.from_ms.store(from_ms);
     registry.until_ms.store(until_ms);
+    registry.window_ms.store(until_ms - std::max(registry_now_ms, from_ms));
     registry.worker_id.store(worker_id);
     registry.reached_ms.store(unix_now_ms());
     set_error(registry, "");
-    apply_grant(state.generator, state.layout, worker_id, units_from(state, from_ms), units_from(state, until_ms),
-                now_units(state));
+    apply_pending(state);
 }
 
 // This server, as the registry's view shows it: host:port and data directory.
@@ -222,8 +272,8 @@ bool claim(SharedState& state) {
                             registry.previous == kNoWorker ? nullptr : previous,
                             max_worker, window, epoch, layout};
     PGresult* granted = registry_query(
-        "SELECT worker_id, fencing_epoch, from_ms, until_ms FROM "
-        "snowflake_registry_claim($1, $2, $3, $4, $5, $6, $7)",
+        "SELECT c.worker_id, c.fencing_epoch, c.from_ms, c.until_ms, c.now_ms, l.registry_id, l.life, l.server "
+        "FROM snowflake_registry_life() l, snowflake_registry_claim($1, $2, $3, $4, $5, $6, $7) c",
         7, values, call_timeout_ms(), error);
     if (granted == nullptr) {
         if (strcmp(error, registry.error) != 0)
@@ -236,6 +286,9 @@ bool claim(SharedState& state) {
     const std::int64_t fencing_epoch = value_of(granted, 1);
     const std::int64_t from_ms = value_of(granted, 2);
     const std::int64_t until_ms = value_of(granted, 3);
+    const std::int64_t registry_now_ms = value_of(granted, 4);
+    set_life(registry, PQgetvalue(granted, 0, 5), PQgetvalue(granted, 0, 6));
+    registry.self_hosted.store(is_this_server(PQgetvalue(granted, 0, 7)));
     PQclear(granted);
     if (worker_id < 0 || static_cast<std::uint64_t>(worker_id) > state.layout.max_worker) {
         snprintf(error, sizeof error, "the registry granted worker id %" PRId64 ", outside snowflake.layout",
@@ -243,44 +296,94 @@ bool claim(SharedState& state) {
         set_error(registry, error);
         return false;
     }
-    publish(state, static_cast<std::uint32_t>(worker_id), fencing_epoch, from_ms, until_ms);
+    publish(state, static_cast<std::uint32_t>(worker_id), fencing_epoch, from_ms, until_ms, registry_now_ms);
     ereport(LOG, (errmsg("snowflake: worker id %" PRId64 " claimed from the registry %s, for ids from %s until %s",
                          worker_id, registry_name(),
                          pstrdup(timestamptz_to_str(timestamptz_of_unix_ms(from_ms))),
-                         pstrdup(timestamptz_to_str(timestamptz_of_unix_ms(until_ms))))));
+                         pstrdup(timestamptz_to_str(timestamptz_of_unix_ms(until_ms)))),
+                  registry.pending.load()
+                      ? errdetail("Its window starts %" PRId64 " ms ahead of this server's clock; ids are issued "
+                                  "from when the clock is within \"snowflake.max_lead\" of it.",
+                                  from_ms - unix_now_ms())
+                      : 0));
     return true;
 }
 
-// Extends the window held; when the grant is gone (the registry gave the
-// worker id to another server after the window and the quarantine ended, or
-// it was released), claims another. Ids of the old window stay valid until
-// its end: no other grant overlaps it.
+// Extends the window held (snowflake_registry_present). A registry in
+// another life than the one that granted it (promoted, restored, created
+// again, another one at the same address) is presented the window for
+// reinstatement, and the node logs what changed. When the grant is gone (the
+// registry gave the worker id to another server after the window and the
+// quarantine ended, or it was released), claims another: ids of the old
+// window stay valid until its end, no other grant overlapping it. When
+// another grant overlaps it (two registries granted the worker id), no id is
+// issued under it from now on.
 bool renew(SharedState& state) {
     SharedState::Registry& registry = state.registry;
-    char error[256], worker_id[16], fencing_epoch[24], window[24];
+    char error[256], worker_id[16], fencing_epoch[24], window[24], from[24], until[24];
+    char held_registry[40], held_life[40];
     const std::uint32_t held = registry.worker_id.load();
+    get_life(registry, held_registry, held_life);
     snprintf(worker_id, sizeof worker_id, "%u", held);
     snprintf(fencing_epoch, sizeof fencing_epoch, "%" PRId64, registry.fencing_epoch.load());
     snprintf(window, sizeof window, "%d", registry_window_setting);
-    const char* values[] = {worker_id, fencing_epoch, incarnation, window};
-    PGresult* renewed = registry_query("SELECT until_ms FROM snowflake_registry_renew($1, $2, $3, $4)", 4,
-                                       values, call_timeout_ms(), error);
+    snprintf(from, sizeof from, "%" PRId64, registry.from_ms.load());
+    snprintf(until, sizeof until, "%" PRId64, registry.until_ms.load());
+    const char* values[] = {worker_id, fencing_epoch, incarnation, holder_name(), from, until, window,
+                            held_registry, held_life};
+    PGresult* renewed = registry_query(
+        "SELECT outcome, granted_until_ms, reason, registry_id, life, life_change, server, now_ms "
+        "FROM snowflake_registry_present($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+        9, values, call_timeout_ms(), error);
     if (renewed == nullptr) {
         set_error(registry, error);
         return false;
     }
-    const bool lost = PQgetisnull(renewed, 0, 0) != 0;
-    const std::int64_t until_ms = lost ? 0 : value_of(renewed, 0);
-    PQclear(renewed);
-    if (!lost) {
-        publish(state, held, registry.fencing_epoch.load(), 0, until_ms);
+    const char* outcome = PQgetvalue(renewed, 0, 0);
+    const char* registry_id = PQgetvalue(renewed, 0, 3);
+    const char* life = PQgetvalue(renewed, 0, 4);
+    registry.self_hosted.store(is_this_server(PQgetvalue(renewed, 0, 6)));
+    if (strcmp(life, held_life) != 0 || strcmp(registry_id, held_registry) != 0)
+        ereport(LOG, (errmsg("snowflake: the registry %s began a new life (%s); worker id %u presented for reinstatement",
+                             registry_name(),
+                             strcmp(registry_id, held_registry) != 0 ? "another registry" : PQgetvalue(renewed, 0, 5),
+                             held),
+                      errdetail("Its window was granted by registry %s, life %s; the registry is %s, life %s.",
+                                held_registry, held_life, registry_id, life)));
+    if (strcmp(outcome, "renewed") == 0 || strcmp(outcome, "reinstated") == 0) {
+        const std::int64_t until_ms = value_of(renewed, 1);
+        const std::int64_t registry_now_ms = value_of(renewed, 7);
+        if (strcmp(outcome, "reinstated") == 0) {
+            set_life(registry, registry_id, life);
+            ereport(LOG, (errmsg("snowflake: the window of worker id %u reinstated by the registry %s, until %s", held,
+                                 registry_name(), pstrdup(timestamptz_to_str(timestamptz_of_unix_ms(until_ms))))));
+        }
+        PQclear(renewed);
+        publish(state, held, registry.fencing_epoch.load(), registry.from_ms.load(), until_ms, registry_now_ms);
         return true;
     }
-    ereport(LOG, (errmsg("snowflake: the registry no longer grants worker id %u to this server; claiming another",
-                         held),
-                  errdetail("Its window ended and another server was granted it, or it was released. Ids "
-                            "under it go on until the window's end.")));
+    const bool conflict = strcmp(outcome, "conflict") == 0;
+    char reason[256];
+    copy_name(reason, PQgetvalue(renewed, 0, 2));
+    PQclear(renewed);
+    if (conflict) {
+        // the window ends now: the generator refuses ids from this time unit on
+        registry.until_ms.store(unix_now_ms());
+        apply_grant(state.generator, state.layout, held, 0, now_units(state), now_units(state));
+        ereport(WARNING, (errmsg("snowflake: the registry %s refused to reinstate the window of worker id %u: %s",
+                                 registry_name(), held, reason),
+                          errdetail("Two registries granted windows of this worker id; no id is issued under it "
+                                    "from now on."),
+                          errhint("Run snowflake_registry_check on the fleet's ids, and make sure one registry "
+                                  "serves the fleet.")));
+    } else {
+        ereport(LOG, (errmsg("snowflake: the registry no longer grants worker id %u to this server; claiming another",
+                             held),
+                      errdetail("Its window ended and another server was granted it, or it was released (%s). Ids "
+                                "under it go on until the window's end.", reason)));
+    }
     registry.worker_id.store(kNoWorker);
+    registry.pending.store(false);
     return claim(state);
 }
 
@@ -289,7 +392,7 @@ void warn_if_window_low(const SharedState& state, std::int64_t& warned_ms) {
     const SharedState::Registry& registry = state.registry;
     const std::int64_t until = registry.until_ms.load();
     const std::int64_t now = unix_now_ms();
-    if (registry.worker_id.load() == kNoWorker || until == 0 || until - now >= registry_window_setting / 2 ||
+    if (registry.worker_id.load() == kNoWorker || until == 0 || until - now >= granted_window_ms(registry) / 2 ||
         now - warned_ms < 10000)
         return;
     warned_ms = now;
@@ -410,6 +513,62 @@ void refuse_without_grant(const SharedState& state, Status status) {
                             "snowflake_status shows registry_error.")));
 }
 
+namespace {
+
+// A release the registry could not take at a clean shutdown (it is on this
+// server, which no longer accepts connections, or it did not answer): made
+// at the next start, before the claim, so that the worker id comes back. A
+// copy of the stopped data directory carries the file too; the registry
+// takes the release once, and the worker id's next window starts at or after
+// `used_until_ms` either way.
+constexpr char kPendingReleasePath[] = "pg_snowflake/registry_release";
+
+void write_pending_release(const char* worker_id, const char* fencing_epoch, const char* used_until) {
+    char text[256];
+    const int length = snprintf(text, sizeof text,
+                                "snowflake registry release 1\nworker_id %s\nfencing_epoch %s\nholder %s\n"
+                                "used_until_ms %s\n",
+                                worker_id, fencing_epoch, incarnation, used_until);
+    char temporary[MAXPGPATH];
+    snprintf(temporary, sizeof temporary, "%s.tmp", kPendingReleasePath);
+    const int fd = OpenTransientFile(temporary, O_WRONLY | O_CREAT | O_TRUNC | PG_BINARY);
+    bool written = fd >= 0 && write(fd, text, length) == length && pg_fsync(fd) == 0;
+    if (fd >= 0 && CloseTransientFile(fd) != 0) written = false;
+    if (written && durable_rename(temporary, kPendingReleasePath, LOG) == 0) return;
+    ereport(LOG, (errcode_for_file_access(), errmsg("snowflake: could not write file \"%s\": %m", kPendingReleasePath)));
+}
+
+// The release left by the last shutdown, if any: true once the registry
+// answered it (the file is then removed).
+bool make_pending_release(SharedState& state) {
+    FILE* file = AllocateFile(kPendingReleasePath, "r");
+    if (file == nullptr) return true;
+    char worker_id[16] = {}, fencing_epoch[24] = {}, holder[40] = {}, used_until[24] = {};
+    const int fields = fscanf(file, "snowflake registry release 1 worker_id %15s fencing_epoch %23s holder %39s "
+                              "used_until_ms %23s", worker_id, fencing_epoch, holder, used_until);
+    FreeFile(file);
+    char error[256];
+    PGresult* released = nullptr;
+    if (fields == 4) {
+        const char* values[] = {worker_id, fencing_epoch, holder, used_until};
+        released = registry_query("SELECT snowflake_registry_release($1::integer, $2::bigint, $3, $4::bigint)", 4,
+                                  values, call_timeout_ms(), error);
+        if (released == nullptr) {
+            set_error(state.registry, error);
+            return false;
+        }
+        ereport(LOG, (errmsg("snowflake: worker id %s %s to the registry %s at this start (left at the last shutdown)",
+                             worker_id, strcmp(PQgetvalue(released, 0, 0), "t") == 0 ? "released" : "was not released",
+                             registry_name())));
+        PQclear(released);
+    }
+    if (unlink(kPendingReleasePath) != 0)
+        ereport(LOG, (errcode_for_file_access(), errmsg("snowflake: could not remove file \"%s\": %m", kPendingReleasePath)));
+    return true;
+}
+
+}  // namespace
+
 void release_registry_grant(SharedState& state, std::int64_t used_until_ms) {
     SharedState::Registry& registry = state.registry;
     const std::uint32_t held = registry.worker_id.load();
@@ -418,16 +577,25 @@ void release_registry_grant(SharedState& state, std::int64_t used_until_ms) {
     snprintf(worker_id, sizeof worker_id, "%u", held);
     snprintf(fencing_epoch, sizeof fencing_epoch, "%" PRId64, registry.fencing_epoch.load());
     snprintf(used_until, sizeof used_until, "%" PRId64, used_until_ms);
+    if (registry.self_hosted.load()) {  // this server accepts no connection any more
+        write_pending_release(worker_id, fencing_epoch, used_until);
+        ereport(LOG, (errmsg("snowflake: worker id %u is released at the next start: the registry %s is on this server",
+                             held, registry_name())));
+        return;
+    }
     const char* values[] = {worker_id, fencing_epoch, incarnation, used_until};
     PGresult* released = registry_query("SELECT snowflake_registry_release($1::integer, $2::bigint, $3, $4::bigint)",
                                         4, values, 3000, error);
-    if (released == nullptr)
+    if (released == nullptr) {
+        write_pending_release(worker_id, fencing_epoch, used_until);
         ereport(LOG, (errmsg("snowflake: worker id %u could not be released to the registry %s: %s", held,
                              registry_name(), error),
-                      errdetail("It is free again once its window and the quarantine have passed.")));
-    else
+                      errdetail("It is released at the next start of this server, or is free again once its "
+                                "window and the quarantine have passed.")));
+    } else {
         ereport(LOG, (errmsg("snowflake: worker id %u released to the registry %s", held, registry_name())));
-    if (released != nullptr) PQclear(released);
+        PQclear(released);
+    }
     drop_connection();
 }
 
@@ -438,35 +606,60 @@ void register_registry_worker() {
 
 namespace {
 
-// Claims a worker id, renews its window, claims again when it is lost; exits
-// with 1 on SIGTERM so that PostgreSQL starts it again (not at shutdown).
+// Whether SIGTERM came from the postmaster (a shutdown: nothing to restart)
+// or from elsewhere (pg_terminate_backend: exit 1, and PostgreSQL starts the
+// worker again).
+volatile sig_atomic_t terminated_by_postmaster = 0;
+
+void handle_sigterm(int, siginfo_t* info, void*) noexcept {
+    const int saved = errno;
+    if (info != nullptr && info->si_pid == PostmasterPid) terminated_by_postmaster = 1;
+    ShutdownRequestPending = true;
+    SetLatch(MyLatch);
+    errno = saved;
+}
+
+// Makes the release left by the last shutdown, then claims a worker id,
+// renews its window, claims again when it is lost.
 void registry_worker_main(Datum) {
     pqsignal(SIGHUP, SignalHandlerForConfigReload);
-    pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
+    struct sigaction action = {};
+    action.sa_sigaction = handle_sigterm;
+    action.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGTERM, &action, nullptr);
     BackgroundWorkerUnblockSignals();
     before_shmem_exit(SNOWFLAKE_CALLBACK(close_connection, FATAL), 0);
     SharedState& state = *shared_state();
     std::int64_t next_call = 0;  // monotonic ms
     std::int64_t warned_ms = 0;
+    bool pending_release_made = false;
     while (!ShutdownRequestPending) {
         if (ConfigReloadPending) {
             ConfigReloadPending = false;
             ProcessConfigFile(PGC_SIGHUP);
         }
         if (monotonic_ms() >= next_call && state.blocked == Blocked::No) {
-            const bool answered =
-                state.registry.worker_id.load() == kNoWorker ? claim(state) : renew(state);
+            if (!pending_release_made) pending_release_made = make_pending_release(state);
+            const bool answered = pending_release_made && (state.registry.worker_id.load() == kNoWorker
+                                                               ? claim(state)
+                                                               : renew(state));
             // after a failure, again sooner: generation resumes within a renewal of the registry's return
-            next_call = monotonic_ms() + (answered ? renew_interval_ms()
-                                                   : std::clamp<std::int64_t>(renew_interval_ms() / 2, 100, 5000));
+            const std::int64_t interval = renew_interval_ms(state.registry);
+            next_call = monotonic_ms() + (answered ? interval : std::clamp<std::int64_t>(interval / 2, 100, 5000));
+        }
+        std::int64_t wait_ms = next_call - monotonic_ms();
+        if (state.registry.pending.load()) {  // a window ahead of the clock: applied once the clock nears it
+            apply_pending(state);
+            wait_ms = std::min<std::int64_t>(
+                wait_ms, state.registry.from_ms.load() - max_lead_setting - unix_now_ms());
         }
         warn_if_window_low(state, warned_ms);
         (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-                        static_cast<long>(std::clamp<std::int64_t>(next_call - monotonic_ms(), 10, 1000)),
-                        PG_WAIT_EXTENSION);
+                        static_cast<long>(std::clamp<std::int64_t>(wait_ms, 10, 1000)), PG_WAIT_EXTENSION);
         ResetLatch(MyLatch);
     }
-    proc_exit(1);
+    proc_exit(terminated_by_postmaster ? 0 : 1);
 }
 
 }  // namespace

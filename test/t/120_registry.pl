@@ -83,14 +83,28 @@ sub status { return $_[0]->safe_psql('postgres', "SELECT $_[1] FROM snowflake_st
 		qr/^held \S+:\d+ \Q${\ $node->data_dir}\E$/, 'the registry shows it held by the node (host:port data directory)');
 	my $max = $node->safe_psql('postgres', 'SELECT max(x) FROM snowflake_nextvals(1000) x');
 	is(($max >> 12) & 1023, $first, 'ids carry the granted worker id');
+	is($registry->safe_psql('small', "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'snowflake registry worker'"),
+		1, 'the registry\'s pg_stat_activity names the holder\'s connection');
 
 	$node->stop;
+	ok(!$node->log_contains(qr/snowflake registry worker.*exited with exit code/),
+		'a clean shutdown: the registry worker exits with 0 (not logged as a failure)');
 	ok($node->log_contains(qr/snowflake: worker id $first released to the registry/), 'a clean shutdown releases it');
 	is($registry->safe_psql('small', "SELECT state FROM snowflake_registry.claims WHERE worker_id = $first"),
 		'free', 'the registry shows it free');
 	$node->start;
 	is(wait_for_worker($node), $first, 'restarted after a clean shutdown: the same worker id back');
 	cmp_ok($node->safe_psql('postgres', 'SELECT snowflake_nextval()'), '>', $max, 'ids go on above the ones before');
+
+	# the registry worker terminated by another process (pg_terminate_backend
+	# would): it exits with 1 and PostgreSQL starts it again, the grant kept
+	my $terminated = background_worker_pid($node, qr/snowflake registry worker/);
+	kill 'TERM', $terminated or die 'no registry worker to terminate';
+	my $deadline = time + $PostgreSQL::Test::Utils::timeout_default;
+	my $again;
+	usleep(100_000) until (($again = background_worker_pid($node, qr/snowflake registry worker/)) && $again != $terminated) || time > $deadline;
+	ok($again && $again != $terminated, 'the registry worker terminated by another process is started again');
+	is(wait_for_worker($node), $first, 'with the same worker id');
 
 	# a crash of one server process: the postmaster reinitializes, keeps its
 	# incarnation, and the registry grants the same worker id again
@@ -127,8 +141,11 @@ sub status { return $_[0]->safe_psql('postgres', "SELECT $_[1] FROM snowflake_st
 	my $old_until = $registry->safe_psql('small', "SELECT high_water_ms FROM snowflake_registry.workers WHERE worker_id = $first");
 	is($registry->safe_psql('small', "SELECT snowflake_registry_release($first)"), 't', 'snowflake_registry_release(worker_id) frees it');
 	is(wait_for_worker($third), $first, 'the third node is granted it');
-	my $id = $third->safe_psql('postgres', 'SELECT snowflake_nextval()');
+	my ($id, $lead) = split /\|/, $third->safe_psql('postgres',
+		'SELECT id, round(extract(epoch FROM snowflake_to_timestamp(id) - clock_timestamp()) * 1000) FROM snowflake_nextval() id');
 	cmp_ok(DEFAULT_EPOCH_MS + time_of($id), '>=', $old_until, 'its first id is at or after the end of the window granted before');
+	cmp_ok($lead, '<=', 1000, "and dated $lead ms ahead of its clock: not more than snowflake.max_lead (the window's start waited for)");
+	ok($third->log_contains(qr/Its window starts \d+ ms ahead of this server's clock/), 'the log says the window starts ahead');
 	$third->stop;
 	$node->stop;
 }
@@ -196,6 +213,7 @@ sub latencies
 	  or die 'the window did not end';
 	ok($node->log_contains(qr/WARNING:  snowflake: the window of worker id \d+ ends in \d+ ms/),
 		'a warning in the log while less than half the window was left');
+	my $down = $node->safe_psql('postgres', 'SELECT clock_timestamp()');    # the registry still down
 	$registry->start;
 	my $up = $registry->safe_psql('postgres', 'SELECT clock_timestamp()');
 	$node->poll_query_until('postgres', "SELECT count(*) > 0 FROM ids WHERE at > '$up'") or die 'ids did not resume';
@@ -211,13 +229,55 @@ sub latencies
 	cmp_ok($error_vs_until, '>=', 0, 'errors start at the window\'s end, not before');
 	cmp_ok($ok_vs_until, '>', -250, 'ids were issued until the window\'s end (at 100 a second)');
 	cmp_ok($resume_after, '<=', 1500, 'ids again within a renewal (500 ms) and a reconnection after the registry is back');
-	is($node->safe_psql('postgres', qq{SELECT count(*) FROM ids WHERE snowflake_to_timestamp(id) >= '$until' AND at < '$up'}),
+	is($node->safe_psql('postgres', qq{SELECT count(*) FROM ids WHERE snowflake_to_timestamp(id) >= '$until' AND at < '$down'}),
 		0, 'no id at or past the window\'s end before the registry renewed it');
 	is($node->safe_psql('postgres', 'SELECT DISTINCT sqlstate FROM errs'), '55000', 'the errors have SQLSTATE 55000');
 	like($node->safe_psql('postgres', 'SELECT message || \' / \' || detail FROM errs LIMIT 1'),
 		qr/^the registry's window for snowflake worker id \d+ ended at .* \/ The registry "[^"]*dbname=fleet[^"]*" was last reached at .*; since then: /,
 		'the error names the window\'s end, the registry and when it answered last');
 	$node->stop;
+}
+
+# ---------------------------------------------------------------------------
+# 4b. the window's edge, the registry stopped: from 800 ms before the end, ids
+# as fast as one backend makes them (borrowing up to snowflake.max_lead ahead
+# of the clock) until refused; the last is in the time unit just before the end
+{
+	my $edge = registry_node('edge', $conninfo);
+	$edge->start;
+	$edge->safe_psql('postgres', 'CREATE EXTENSION snowflake');
+	wait_for_worker($edge);
+	signal_node($registry, 'STOP');
+	$edge->poll_query_until('postgres', "SELECT registry_error IS NOT NULL FROM snowflake_status")
+	  or die 'the registry outage was not noticed';
+	my $until = status($edge, 'window_until');
+	my $node = $edge;
+	# the window's edge: from 800 ms before it, ids as fast as one backend
+	# makes them (borrowing up to snowflake.max_lead ahead of the clock) until
+	# refused; the last is in the time unit just before the end
+	$node->poll_query_until('postgres', "SELECT clock_timestamp() > '$until'::timestamptz - interval '800 ms'")
+	  or die 'the window does not near its end';
+	$node->safe_psql('postgres', q{
+		CREATE TABLE edge (id bigint);
+		DO $$
+		DECLARE
+		    last bigint;
+		BEGIN
+		    LOOP
+		        BEGIN
+		            SELECT max(x) INTO last FROM snowflake_nextvals(4096) x;
+		            INSERT INTO edge VALUES (last);
+		        EXCEPTION WHEN object_not_in_prerequisite_state THEN
+		            EXIT;
+		        END;
+		    END LOOP;
+		END $$});
+	my $until_ms = $node->safe_psql('postgres', "SELECT round(extract(epoch FROM '$until'::timestamptz) * 1000)");
+	my $last = $node->safe_psql('postgres', 'SELECT max(id) FROM edge');
+	is(DEFAULT_EPOCH_MS + time_of($last), $until_ms - 1,
+		'ids up to the window\'s edge: the last one in the millisecond before its end, none at or past it');
+	signal_node($registry, 'CONT');
+	$edge->stop;
 }
 
 # ---------------------------------------------------------------------------

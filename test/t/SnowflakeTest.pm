@@ -11,7 +11,7 @@ use PostgreSQL::Test::Utils;
 use Time::HiRes ();
 
 our @EXPORT = qw(snowflake_node read_lease time_of log_count lease_writer_pid DEFAULT_EPOCH_MS
-  registry_server registry_create registry_conninfo readme_blocks registry_node wait_for_worker processes_of signal_node kill9_and_wait background_worker_pid);
+  registry_server registry_create registry_create_in registry_has_lives registry_conninfo readme_blocks registry_node wait_for_worker processes_of signal_node kill9_and_wait background_worker_pid);
 
 use constant DEFAULT_EPOCH_MS => 1704067200000;    # 2024-01-01 00:00:00 UTC
 
@@ -133,15 +133,35 @@ sub registry_server
 	return $server;
 }
 
-# A registry in a new database of the server: its worker ids (an int4range)
-# and quarantine; returns the conninfo nodes use.
+# A registry for a new fleet in a new database of the server: its worker ids
+# (an int4range), quarantine and maximum window (default 6 s, the nodes'
+# window here); no node holds a window of an earlier life, so its grace period
+# is ended at once. Returns the conninfo nodes use.
 sub registry_create
 {
-	my ($server, $db, $worker_ids, $quarantine) = @_;
+	my ($server, $db, $worker_ids, $quarantine, $max_window) = @_;
 	$server->safe_psql('postgres', "CREATE DATABASE $db");
-	$server->safe_psql($db,
-		"CREATE EXTENSION snowflake; SELECT snowflake_registry_create('$worker_ids', '$quarantine')");
+	$server->safe_psql($db, 'CREATE EXTENSION snowflake');
+	registry_create_in($server, $db, $worker_ids, $quarantine, $max_window // '6s');
+	$server->safe_psql($db, 'SELECT snowflake_registry_end_grace()') if registry_has_lives($server, $db);
 	return registry_conninfo($server, $db);
+}
+
+# Whether the registry's extension knows its lives (1.1; 1.0 does not).
+sub registry_has_lives
+{
+	my ($server, $db) = @_;
+	return $server->safe_psql($db, "SELECT count(*) FROM pg_proc WHERE proname = 'snowflake_registry_end_grace'") > 0;
+}
+
+# snowflake_registry_create in a database with the extension (the maximum
+# window only where the extension knows it).
+sub registry_create_in
+{
+	my ($server, $db, $worker_ids, $quarantine, $max_window) = @_;
+	$server->safe_psql($db, "SELECT snowflake_registry_create('$worker_ids', '$quarantine'"
+		  . (registry_has_lives($server, $db) ? ", '$max_window'" : '') . ')');
+	return;
 }
 
 sub registry_conninfo

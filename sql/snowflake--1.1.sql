@@ -66,10 +66,9 @@ CREATE TYPE snowflake (
 COMMENT ON TYPE snowflake IS '64-bit time-ordered id; text is the decimal id; between integer and bigint';
 
 -- casts: integer -> snowflake -> bigint implicitly, bigint -> snowflake by
--- assignment. smallint and integer widen exactly, as they widen to bigint, so
--- that sentinels like COALESCE(id, -1) keep their value; bigint, numeric and
--- floating-point values arriving in a snowflake (and text, binary and JSON
--- input) must not be negative. bigint is the only implicit target: a second
+-- assignment. Every int8 is a snowflake (the type's domain: see its section
+-- at the end), so a sentinel like COALESCE(id, -1) keeps its value, as on
+-- bigint, and prints and reads back. bigint is the only implicit target: a second
 -- one (numeric, real or double precision, as bigint has) would make max(id),
 -- id + id and every function overloaded for bigint and numeric ambiguous, or
 -- silently double precision; and an operator between snowflake and numeric
@@ -1753,3 +1752,22 @@ BEGIN
         ext, col, tbl, spec);
 END $$;
 COMMENT ON FUNCTION snowflake_registry_check(regclass, name) IS 'the fleet check against the registry: for each worker id in a table''s snowflake keys, its ids, those whose time is in no window the registry granted that worker id, and how many registry lives and registries granted the windows of its ids (more than one registry: windows reinstated from a replaced registry, or two registries granting the fleet''s worker ids)';
+
+-- the type's domain (issue 31): every int8. Text, binary and JSON input take
+-- a negative value (a sentinel such as COALESCE(id, -1)) as every cast does,
+-- so that whatever a snowflake column holds dumps, copies and replicates;
+-- no id is negative, and decoding one is still an error.
+COMMENT ON FUNCTION _snowflake_in(cstring) IS 'type input: the decimal value, -9223372036854775808 to 9223372036854775807 (a negative one is a sentinel, never an id)';
+COMMENT ON FUNCTION _snowflake_recv(internal) IS 'binary input: int8''s wire form';
+COMMENT ON FUNCTION snowflake(bigint) IS 'a bigint as a snowflake, unchanged (a negative sentinel stays negative)';
+COMMENT ON FUNCTION snowflake(jsonb) IS 'a JSON integer, or a JSON string of its decimal digits, as a snowflake';
+COMMENT ON FUNCTION snowflake(json) IS 'a JSON integer, or a JSON string of its decimal digits, as a snowflake';
+COMMENT ON FUNCTION snowflake(numeric) IS 'a numeric as a snowflake, rounded as to bigint';
+COMMENT ON FUNCTION snowflake(real) IS 'a real as a snowflake, rounded as to bigint';
+COMMENT ON FUNCTION snowflake(double precision) IS 'a double precision as a snowflake, rounded as to bigint';
+COMMENT ON CAST (bigint AS snowflake) IS 'assignment: a bigint stored into a snowflake, unchanged';
+COMMENT ON CAST (numeric AS snowflake) IS 'assignment: rounded as to bigint';
+COMMENT ON CAST (real AS snowflake) IS 'assignment: rounded as to bigint';
+COMMENT ON CAST (double precision AS snowflake) IS 'assignment: rounded as to bigint';
+COMMENT ON CAST (jsonb AS snowflake) IS 'explicit: a JSON integer, or a JSON string of its decimal digits';
+COMMENT ON CAST (json AS snowflake) IS 'explicit: a JSON integer, or a JSON string of its decimal digits';

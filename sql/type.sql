@@ -17,15 +17,20 @@ SELECT '0'::snowflake AS zero, '1'::snowflake AS one,
 -- leading zeros are digits too
 SELECT '00042'::snowflake AS leading_zeros,
        '000000000009223372036854775807'::snowflake AS padded_max;
+-- the domain is every int8: a negative value (a sentinel, never an id) has a
+-- leading minus sign; -0 is 0
+SELECT '-1'::snowflake AS minus_one, '-0'::snowflake AS minus_zero, '-007'::snowflake AS minus_seven,
+       '-9223372036854775808'::snowflake AS min, '-9223372036854775807'::snowflake AS min_plus_one;
 -- text -> snowflake -> text is the identity on canonical input
 SELECT x, x::snowflake::text = x AS round_trip
 FROM (VALUES ('0'), ('1'), ('4194304'), ('2147483648'), ('9223372036854775806'),
-             ('9223372036854775807')) v(x);
+             ('9223372036854775807'), ('-1'), ('-2147483649'), ('-9223372036854775808')) v(x);
 SELECT NULL::snowflake IS NULL AS null_in_null_out;
 -- every malformed form is refused, naming the input
 SELECT ''::snowflake;
-SELECT '-1'::snowflake;
-SELECT '-0'::snowflake;
+SELECT '-'::snowflake;
+SELECT '--1'::snowflake;
+SELECT '- 1'::snowflake;
 SELECT '+1'::snowflake;
 SELECT ' 1'::snowflake;
 SELECT '1 '::snowflake;
@@ -38,6 +43,7 @@ SELECT '1e3'::snowflake;
 SELECT 'abc'::snowflake;
 SELECT '9223372036854775808'::snowflake;
 SELECT '09223372036854775808'::snowflake;
+SELECT '-9223372036854775809'::snowflake;
 SELECT '18446744073709551616'::snowflake;
 SELECT '99999999999999999999999999999999999999999999'::snowflake;
 -- too many digits followed by junk is a syntax error
@@ -47,7 +53,8 @@ SELECT '99999999999999999999x'::snowflake;
 -- Binary I/O: the wire form is int8's
 --
 SELECT x, _snowflake_send(x::snowflake) AS snowflake_send, _snowflake_send(x::snowflake) = int8send(x) AS same_as_int8send
-FROM (VALUES (0::bigint), (1), (4194304), (7167350074945572864), (9223372036854775807)) v(x);
+FROM (VALUES (0::bigint), (1), (4194304), (7167350074945572864), (9223372036854775807), (-1),
+             (-9223372036854775808)) v(x);
 -- snowflake_recv, through binary COPY: int8 bytes read back as snowflake
 \getenv abs_builddir PG_ABS_BUILDDIR
 \set binfile :abs_builddir '/results/type_binary.data'
@@ -63,16 +70,16 @@ COPY bin_s TO :'binfile' (FORMAT binary);
 COPY bin_b FROM :'binfile' (FORMAT binary);
 SELECT count(*) AS rows, count(*) FILTER (WHERE id IN (0, 1, 7167350074945572864, 9223372036854775807)) AS matched
 FROM bin_b;
--- a negative int8 on the wire is refused
-TRUNCATE bin_b;
-INSERT INTO bin_b VALUES (-1);
+-- a negative int8 on the wire is read as it is, and written back the same
+TRUNCATE bin_b, bin_s;
+INSERT INTO bin_b VALUES (-1), (-9223372036854775808);
 COPY bin_b TO :'binfile' (FORMAT binary);
 COPY bin_s FROM :'binfile' (FORMAT binary);
+SELECT id FROM bin_s ORDER BY id;
 TRUNCATE bin_b;
-INSERT INTO bin_b VALUES (-9223372036854775808);
-COPY bin_b TO :'binfile' (FORMAT binary);
-COPY bin_s FROM :'binfile' (FORMAT binary);
-SELECT count(*) AS rows_after_refusals FROM bin_s;
+COPY bin_s TO :'binfile' (FORMAT binary);
+COPY bin_b FROM :'binfile' (FORMAT binary);
+SELECT id FROM bin_b ORDER BY id;
 DROP TABLE bin_b, bin_s;
 
 --
@@ -89,22 +96,22 @@ SELECT 7167350074945572864::snowflake::bigint AS to_bigint,
        pg_typeof(7167350074945572864::snowflake::bigint);
 SELECT 42::snowflake::bigint::integer AS via_bigint_to_int;
 SELECT CAST(CAST(9223372036854775807 AS snowflake) AS bigint) = 9223372036854775807 AS bigint_round_trip;
--- a negative bigint is refused; smallint and integer widen exactly, as to
--- bigint (the sentinel idioms, below)
-SELECT (-1)::bigint::snowflake;
-SELECT (-9223372036854775808)::bigint::snowflake;
-SELECT snowflake(-5::bigint);
+-- bigint, smallint and integer convert exactly, negatives too (the sentinel
+-- idioms, below)
+SELECT (-1)::bigint::snowflake AS bigint_minus_one, (-9223372036854775808)::bigint::snowflake AS bigint_min,
+       snowflake(-5::bigint) AS function_of_bigint;
 SELECT (-1)::snowflake AS integer_minus_one, (-2147483648)::integer::snowflake AS integer_min,
        (-32768)::smallint::snowflake AS smallint_min, snowflake(-5) AS function_of_integer;
 -- numeric, real and double precision: explicitly and by assignment, both ways,
--- rounding as bigint does; negatives refused
+-- rounding as bigint does, negatives too
 SELECT 7167350074945572864::snowflake::numeric AS to_numeric, 4194304::snowflake::double precision AS to_double,
        4194304::snowflake::real AS to_real, 12.5::numeric::snowflake AS from_numeric,
        12.4::double precision::snowflake AS from_double, 2.5::real::snowflake AS from_real,
        9223372036854775807::numeric::snowflake AS from_numeric_max;
-SELECT (-0.5)::numeric::snowflake;
-SELECT (-1.0)::double precision::snowflake;
+SELECT (-0.5)::numeric::snowflake AS minus_half, (-1.0)::double precision::snowflake AS minus_one_double,
+       (-9223372036854775808)::numeric::snowflake AS numeric_min;
 SELECT 9223372036854775808::numeric::snowflake;
+SELECT (-9223372036854775809)::numeric::snowflake;
 CREATE TEMP TABLE to_numeric_t (n numeric, d double precision, r real);
 INSERT INTO to_numeric_t SELECT s, s, s FROM (VALUES ('1000'::snowflake)) v(s);
 SELECT * FROM to_numeric_t;
@@ -141,15 +148,16 @@ SELECT count(*) AS generated, count(DISTINCT id) AS distinct_ids,
        bool_and((snowflake_decode(id)).worker_id = 1) AS worker_1,
        bool_and(id > 4194304) AS above_fixed
 FROM assign_t WHERE note LIKE 'default%';
--- refused: negative values from bigint, text and numeric
+-- negative values, as in a bigint key: from bigint, text, numeric, a bigint
+-- parameter, an integer parameter, arithmetic
 INSERT INTO assign_t VALUES (-1::bigint, 'negative bigint');
-INSERT INTO assign_t VALUES ('-1', 'negative text');
-INSERT INTO assign_t VALUES (-1.0, 'negative numeric');
+INSERT INTO assign_t VALUES ('-2', 'negative text');
+INSERT INTO assign_t VALUES (-3.0, 'negative numeric');
 EXECUTE ins_bigint(-4);
-UPDATE assign_t SET id = -1::bigint WHERE id = 1;
--- an integer widens as to bigint: a negative integer is kept, as in a bigint key
 EXECUTE ins_int(-5);
-SELECT id, note FROM assign_t WHERE id < 0;
+UPDATE assign_t SET id = id - 7 WHERE id = 1;
+SELECT id, note FROM assign_t WHERE id < 0 ORDER BY id;
+UPDATE assign_t SET id = 1 WHERE id = -6;
 DELETE FROM assign_t WHERE id < 0;
 -- unique key
 INSERT INTO assign_t VALUES (1, 'duplicate');
@@ -552,7 +560,8 @@ INSERT INTO mix_t (id, b, i, h) VALUES (11::smallint, '12'::snowflake, '13'::sno
 INSERT INTO mix_t (id) SELECT b FROM mix_t WHERE b = 8 LIMIT 1;
 SELECT id, b, i, h FROM mix_t WHERE id IN (8, 11) ORDER BY id;
 -- sentinel idioms with a negative integer give what they give on bigint: the
--- integer widens to snowflake exactly; decoding such a value is refused
+-- integer widens to snowflake exactly, and the value prints and reads back;
+-- decoding such a value is refused
 SELECT form, pg_typeof(v)::text AS resolves_to, v::text AS value
 FROM (
     SELECT 1, 'COALESCE(id, -1)', COALESCE(id, -1) FROM mix_t WHERE id IS NULL
@@ -562,10 +571,14 @@ FROM (
     ) AS sentinel_forms(k, form, v)
 ORDER BY k;
 SELECT count(*) AS unmatched FROM mix_b b LEFT JOIN mix_t t ON t.id = b.id + 1 WHERE COALESCE(t.id, -1) = -1;
+SELECT COALESCE(id, -1)::text::snowflake AS text_round_trip, to_jsonb(COALESCE(id, -1)) AS json,
+       to_jsonb(COALESCE(id, -1))::snowflake AS json_round_trip
+FROM mix_t WHERE id IS NULL;
 SELECT snowflake_decode(COALESCE(id, -1)) FROM mix_t WHERE id IS NULL;
--- refused: a negative bigint, and negative text
+-- a negative bigint and negative text are sentinels too
 INSERT INTO mix_t (id) VALUES (-1::bigint);
-SELECT COALESCE(id, '-1') FROM mix_t WHERE id IS NULL;
+SELECT COALESCE(id, '-1') AS text_sentinel FROM mix_t WHERE id IS NULL;
+DELETE FROM mix_t WHERE id = -1;
 -- numeric, real and double precision do not mix implicitly (see the casts in
 -- the install script): a cast to numeric or bigint says which arithmetic
 SELECT id::numeric / 1000.0 AS numeric_division, id::numeric * 1.5 AS numeric_product,
@@ -627,7 +640,7 @@ DEALLOCATE ALL;
 DROP TABLE idx_t, probe_t;
 
 --
--- JSON back to snowflake: a JSON string of digits or a JSON integer
+-- JSON back to snowflake: a JSON integer, or a JSON string of its decimal digits
 --
 SELECT ('{"id": "7167350074945572864"}'::jsonb -> 'id')::snowflake AS from_jsonb_string,
        ('{"id": 7167350074945572864}'::jsonb -> 'id')::snowflake AS from_jsonb_number,
@@ -635,15 +648,17 @@ SELECT ('{"id": "7167350074945572864"}'::jsonb -> 'id')::snowflake AS from_jsonb
        ('{"id": 42}'::json -> 'id')::snowflake AS from_json_number,
        ('{"id": "7167350074945572864"}'::jsonb ->> 'id')::snowflake AS from_text;
 SELECT (to_jsonb(x) #> '{}')::snowflake = x AS jsonb_round_trip, (to_json(x))::snowflake = x AS json_round_trip
-FROM (VALUES (0::snowflake), (9223372036854775807)) v(x);
+FROM (VALUES (0::snowflake), (9223372036854775807), (-1), (-9223372036854775808)) v(x);
+SELECT ('{"id": -1}'::jsonb -> 'id')::snowflake AS from_negative_number,
+       ('{"id": "-9223372036854775808"}'::jsonb -> 'id')::snowflake AS from_min_string;
 SELECT ('{"id": null}'::jsonb -> 'id')::snowflake;
 SELECT ('{"id": true}'::jsonb -> 'id')::snowflake;
 SELECT ('{"id": [1]}'::jsonb -> 'id')::snowflake;
 SELECT ('{"id": {}}'::jsonb -> 'id')::snowflake;
 SELECT ('{"id": 1.5}'::jsonb -> 'id')::snowflake;
-SELECT ('{"id": -1}'::jsonb -> 'id')::snowflake;
 SELECT ('{"id": "x1"}'::jsonb -> 'id')::snowflake;
 SELECT ('{"id": 9223372036854775808}'::jsonb -> 'id')::snowflake;
+SELECT ('{"id": -9223372036854775809}'::jsonb -> 'id')::snowflake;
 
 --
 -- Window frames: RANGE with an offset over a snowflake ORDER BY (in_range)

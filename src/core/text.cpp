@@ -61,11 +61,25 @@ bool unsigned_decimal(const char*& p, std::uint64_t max, std::uint64_t& value,
 
 }  // namespace
 
-ParseResult parse_id(const char* text, std::uint64_t& id) noexcept {
-    const char* p = text;
+ParseResult parse_snowflake(const char* text, std::int64_t& value) noexcept {
+    const bool negative = *text == '-';
+    const char* p = negative ? text + 1 : text;
+    std::uint64_t magnitude = 0;
     bool overflow = false;
-    if (!unsigned_decimal(p, kMaxId, id, overflow) || *p != '\0') return ParseResult::Syntax;
-    return overflow ? ParseResult::OutOfRange : ParseResult::Ok;
+    // -2^63 is the one value whose magnitude is above 2^63-1
+    if (!unsigned_decimal(p, negative ? kMaxId + 1 : kMaxId, magnitude, overflow) || *p != '\0')
+        return ParseResult::Syntax;
+    if (overflow) return ParseResult::OutOfRange;
+    value = static_cast<std::int64_t>(negative ? 0 - magnitude : magnitude);  // modular: C++20
+    return ParseResult::Ok;
+}
+
+ParseResult parse_id(const char* text, std::uint64_t& id) noexcept {
+    std::int64_t value = 0;
+    if (*text == '-') return ParseResult::Syntax;
+    const ParseResult result = parse_snowflake(text, value);
+    if (result == ParseResult::Ok) id = static_cast<std::uint64_t>(value);
+    return result;
 }
 
 bool parse_timestamp(const char* text, std::int64_t& unix_ms) noexcept {

@@ -13,7 +13,12 @@ namespace snowflake {
 
 enum class ParseResult : std::uint8_t { Ok, Syntax, OutOfRange };
 
-// Decimal digits only, 0..2^63-1: no sign, no spaces, not empty.
+// The snowflake type's text form, and so its domain: every int8, as decimal
+// digits with a leading '-' for a negative value (a sentinel such as -1; no
+// id is negative), -2^63..2^63-1; no '+', no spaces, not empty.
+ParseResult parse_snowflake(const char* text, std::int64_t& value) noexcept;
+
+// A non-negative one: decimal digits only, 0..2^63-1 ("-1" is a syntax error).
 ParseResult parse_id(const char* text, std::uint64_t& id) noexcept;
 
 // 'YYYY-MM-DD[( |T)HH:MM[:SS[.fff]]][[ ](Z|UTC|+HH[:MM]|-HH[:MM])]', UTC unless an

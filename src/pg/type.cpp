@@ -39,23 +39,25 @@ Datum snowflake::pg::fields_datum(FunctionCallInfo fcinfo, TimestampTz ts, std::
 
 namespace {
 
-std::uint64_t id_of_text(const char* input) {
-    std::uint64_t id = 0;
-    switch (parse_id(input, id)) {
+// The type's text form (parse_snowflake: every int8, the type's domain).
+std::int64_t value_of_text(const char* input) {
+    std::int64_t value = 0;
+    switch (parse_snowflake(input, value)) {
         case ParseResult::Ok:
             break;
         case ParseResult::Syntax:
             ereport(ERROR, (errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
                             errmsg("invalid input syntax for type snowflake: \"%s\"", input),
-                            errdetail("A snowflake is written as decimal digits only.")));
+                            errdetail("A snowflake is written as decimal digits, a negative one "
+                                      "with a leading minus sign.")));
             break;
         case ParseResult::OutOfRange:
             ereport(ERROR, (errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
                             errmsg("value \"%s\" is out of range for type snowflake", input),
-                            errdetail("A snowflake is at most 9223372036854775807.")));
+                            errdetail("A snowflake is from -9223372036854775808 to 9223372036854775807.")));
             break;
     }
-    return id;
+    return value;
 }
 
 // The epoch a function is given, as ms since 1970: a finite whole millisecond
@@ -112,8 +114,12 @@ std::int64_t first_id_of(TimestampTz ts, std::int64_t epoch_ms, const char* epoc
 
 }  // namespace
 
+// The type's domain is every int8: what any path stores (a cast, a sentinel
+// such as COALESCE(id, -1), COPY, replication) prints and reads back through
+// text, binary and JSON. No id is negative: generation never makes one, and
+// decoding refuses one (id_or_refuse).
 SNOWFLAKE_FUNCTION(snowflake_in) {
-    PG_RETURN_INT64(static_cast<std::int64_t>(id_of_text(PG_GETARG_CSTRING(0))));
+    PG_RETURN_INT64(value_of_text(PG_GETARG_CSTRING(0)));
 }
 
 SNOWFLAKE_FUNCTION(snowflake_out) {
@@ -124,17 +130,17 @@ SNOWFLAKE_FUNCTION(snowflake_out) {
 
 SNOWFLAKE_FUNCTION(snowflake_recv) {
     StringInfo buffer = reinterpret_cast<StringInfo>(PG_GETARG_POINTER(0));
-    PG_RETURN_INT64(static_cast<std::int64_t>(id_or_refuse(pq_getmsgint64(buffer))));
+    PG_RETURN_INT64(pq_getmsgint64(buffer));
 }
 
-// bigint -> snowflake: every non-negative value is a snowflake. (smallint and
-// integer widen with int8's own functions, keeping a negative sentinel.)
+// bigint -> snowflake: every bigint is a snowflake, as every smallint and
+// integer is (those widen with int8's own functions).
 SNOWFLAKE_FUNCTION(snowflake_from_bigint) {
-    PG_RETURN_INT64(static_cast<std::int64_t>(id_or_refuse(PG_GETARG_INT64(0))));
+    PG_RETURN_INT64(PG_GETARG_INT64(0));
 }
 
-// jsonb -> snowflake: a JSON string of digits (as to_json gives it) or a JSON
-// integer, read by the type's own input rules.
+// jsonb -> snowflake: a JSON string of the text form (as to_json gives it) or
+// a JSON integer, read by the type's own input rules.
 SNOWFLAKE_FUNCTION(snowflake_from_jsonb) {
     Jsonb* json = PG_GETARG_JSONB_P(0);
     JsonbValue* scalar = JB_ROOT_IS_SCALAR(json) ? getIthJsonbValueFromContainer(&json->root, 0)
@@ -150,8 +156,8 @@ SNOWFLAKE_FUNCTION(snowflake_from_jsonb) {
                                scalar != nullptr          ? JsonbTypeName(scalar)
                                : JB_ROOT_IS_OBJECT(json) ? "object"
                                                          : "array"),
-                        errdetail("A snowflake is a JSON string of digits or a JSON integer.")));
-    PG_RETURN_INT64(static_cast<std::int64_t>(id_of_text(text)));
+                        errdetail("A snowflake is a JSON integer, or a JSON string of its decimal digits.")));
+    PG_RETURN_INT64(value_of_text(text));
 }
 
 // The epoch and layout of the one-argument (STABLE) forms: snowflake.epoch

@@ -104,14 +104,15 @@ async function main() {
     check(extreme === 2n ** 63n - 1n, '2^63-1 round-trips as a parameter and a result');
   }
 
-  // COPY out and in (text), every id exact, including 0 and 2^63-1
+  // COPY out and in (text), every id exact, including 0, 2^63-1 and the sentinels -1 and -2^63
   const out = await copyOut(client, 'COPY (SELECT id, ref FROM js_orders ORDER BY id) TO STDOUT');
   const expected = (await client.query({ text: 'SELECT id, ref FROM js_orders ORDER BY id', types: adapted })).rows;
   const lines = out.trimEnd().split('\n').map((line) => line.split('\t').map(BigInt));
   check(lines.length === expected.length && lines.every(([id, ref], i) => id === expected[i].id && ref === expected[i].ref),
     'COPY TO: every id exact');
   await client.query('CREATE TEMP TABLE js_copy (id snowflake, ref bigint)');
-  const extremes = '0\t0\n9007199254740993\t9007199254740993\n9223372036854775807\t9223372036854775807\n';
+  const extremes = '0\t0\n9007199254740993\t9007199254740993\n9223372036854775807\t9223372036854775807\n'
+    + '-1\t-1\n-9223372036854775808\t-9223372036854775808\n';
   await copyIn(client, 'COPY js_copy FROM STDIN', extremes + out);
   const back = await copyOut(client, 'COPY js_copy TO STDOUT');
   check(back === extremes + out, 'COPY FROM then TO: every id exact');

@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <string>
 
 namespace snowflake {
@@ -65,6 +66,63 @@ TEST(ParseIdRoundTrip, EveryPowerOfTwoAndNeighbours) {
             std::uint64_t id = 0;
             ASSERT_EQ(parse_id(std::to_string(v).c_str(), id), ParseResult::Ok) << v;
             ASSERT_EQ(id, v);
+        }
+    }
+}
+
+// ---- parse_snowflake: the type's text form, every int8 ----
+
+struct SnowflakeCase {
+    const char* text;
+    ParseResult result;
+    std::int64_t value = 0;  // when Ok
+};
+
+void PrintTo(const SnowflakeCase& c, std::ostream* os) { *os << '"' << c.text << '"'; }
+
+class ParseSnowflake : public testing::TestWithParam<SnowflakeCase> {};
+
+TEST_P(ParseSnowflake, Case) {
+    const SnowflakeCase& c = GetParam();
+    std::int64_t value = 12345;
+    EXPECT_EQ(parse_snowflake(c.text, value), c.result) << '"' << c.text << '"';
+    if (c.result == ParseResult::Ok) {
+        EXPECT_EQ(value, c.value);
+    }
+}
+
+constexpr std::int64_t kMinInt8 = std::numeric_limits<std::int64_t>::min();
+constexpr std::int64_t kMaxInt8 = std::numeric_limits<std::int64_t>::max();
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, ParseSnowflake,
+    testing::Values(SnowflakeCase{"0", ParseResult::Ok, 0}, SnowflakeCase{"-0", ParseResult::Ok, 0},
+                    SnowflakeCase{"-1", ParseResult::Ok, -1}, SnowflakeCase{"-001", ParseResult::Ok, -1},
+                    SnowflakeCase{"7167350074945572864", ParseResult::Ok, 7167350074945572864},
+                    SnowflakeCase{"9223372036854775807", ParseResult::Ok, kMaxInt8},
+                    SnowflakeCase{"-9223372036854775807", ParseResult::Ok, -kMaxInt8},
+                    SnowflakeCase{"-9223372036854775808", ParseResult::Ok, kMinInt8},
+                    SnowflakeCase{"9223372036854775808", ParseResult::OutOfRange},
+                    SnowflakeCase{"-9223372036854775809", ParseResult::OutOfRange},
+                    SnowflakeCase{"-18446744073709551616", ParseResult::OutOfRange},
+                    SnowflakeCase{"", ParseResult::Syntax}, SnowflakeCase{"-", ParseResult::Syntax},
+                    SnowflakeCase{"--1", ParseResult::Syntax}, SnowflakeCase{"+1", ParseResult::Syntax},
+                    SnowflakeCase{"- 1", ParseResult::Syntax}, SnowflakeCase{" -1", ParseResult::Syntax},
+                    SnowflakeCase{"-1 ", ParseResult::Syntax}, SnowflakeCase{"1-", ParseResult::Syntax},
+                    SnowflakeCase{"-1-", ParseResult::Syntax}, SnowflakeCase{"-0x1", ParseResult::Syntax},
+                    SnowflakeCase{"-1.0", ParseResult::Syntax}, SnowflakeCase{"-a", ParseResult::Syntax},
+                    SnowflakeCase{"-99999999999999999999999x", ParseResult::Syntax}));
+
+TEST(ParseSnowflakeRoundTrip, EveryPowerOfTwoNeighboursAndTheirNegatives) {
+    for (int bit = 0; bit < 63; ++bit) {
+        for (const std::int64_t v : {(std::int64_t{1} << bit) - 1, std::int64_t{1} << bit,
+                                     (std::int64_t{1} << bit) + 1}) {
+            for (const std::int64_t signed_value : {v, -v, -v - 1}) {
+                std::int64_t value = 0;
+                ASSERT_EQ(parse_snowflake(std::to_string(signed_value).c_str(), value), ParseResult::Ok)
+                    << signed_value;
+                ASSERT_EQ(value, signed_value);
+            }
         }
     }
 }

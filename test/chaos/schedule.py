@@ -64,8 +64,8 @@ def parse_kinds(text):
 
 def make(seed, seconds, kinds):
     """The schedule: every kind once, in an order drawn from the seed, then
-    again in another order, ... until the run's time is spent; a pause of 1
-    to 4 s between faults. Durations are planned; real ones may be longer."""
+    again in another order, ... until the run's time is spent; a pause of 0.5
+    to 2 s between faults. Durations are planned; real ones may be longer."""
     rng = random.Random(seed)
     faults = []
     at = 3.0
@@ -77,11 +77,11 @@ def make(seed, seconds, kinds):
         kind = round_.pop()
         targets, params = KINDS[kind]
         fault = {"at": round(at, 1), "kind": kind, "target": rng.choice(targets), **params(rng)}
-        duration = fault.get("seconds", 2) + 3
-        if at + duration > seconds - 3:
+        duration = fault.get("seconds", 1) + 1
+        if at + duration > seconds - 2:
             break
         faults.append(fault)
-        at += duration + rng.uniform(1, 4)
+        at += duration + rng.uniform(0.5, 2)
     return faults
 
 

@@ -23,7 +23,7 @@ KINDS = {
     "clock_drift": (NODES, lambda r: {"rate": round(r.choice((-1, 1)) * r.uniform(0.02, 0.3), 3), "seconds": round(r.uniform(2, 10), 1)}),
     "partition": (CLAIMING, lambda r: {"seconds": round(r.uniform(1, 10), 1)}),
     "delay": (CLAIMING, lambda r: {"ms": r.randrange(50, 1500), "seconds": round(r.uniform(2, 8), 1)}),
-    "registry_failover_async": (("registry",), lambda r: {}),
+    "registry_failover_async": (("registry",), lambda r: {"lag": round(r.uniform(0, 5), 1)}),
     "registry_failover_sync": (("registry",), lambda r: {}),
     "standby_promotion": (("c",), lambda r: {}),
     "base_backup": (NODES, lambda r: {"seconds": round(r.uniform(2, 6), 1)}),
@@ -32,7 +32,7 @@ KINDS = {
     "pitr_before_first_id": (("b",), lambda r: {"seconds": round(r.uniform(2, 6), 1)}),
     "fsync_fail": (NODES, lambda r: {"seconds": round(r.uniform(1, 6), 1)}),
     "disk_full": (NODES, lambda r: {"seconds": round(r.uniform(1, 6), 1)}),
-    "pg_upgrade": (CLAIMING, lambda r: {"seconds": round(r.uniform(2, 6), 1)}),
+    "pg_upgrade": (("a", "b"), lambda r: {"seconds": round(r.uniform(2, 6), 1)}),
 }
 
 # Kinds that find known holes on today's code (the fixes are being made):

@@ -29,7 +29,7 @@ KINDS = {
     "base_backup": (NODES, lambda r: {"seconds": round(r.uniform(2, 6), 1)}),
     "cold_copy": (NODES, lambda r: {"seconds": round(r.uniform(2, 6), 1)}),
     "pitr": (NODES, lambda r: {"seconds": round(r.uniform(2, 6), 1)}),
-    "pitr_before_first_id": (("b",), lambda r: {"seconds": round(r.uniform(2, 6), 1)}),
+    "pitr_before_first_id": (("a", "b"), lambda r: {"seconds": round(r.uniform(2, 6), 1)}),
     "fsync_fail": (NODES, lambda r: {"seconds": round(r.uniform(1, 6), 1)}),
     "disk_full": (NODES, lambda r: {"seconds": round(r.uniform(1, 6), 1)}),
     "pg_upgrade": (("a", "b"), lambda r: {"seconds": round(r.uniform(2, 6), 1)}),

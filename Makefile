@@ -97,5 +97,20 @@ check-house: $(OBJS)
 	python3 test/house $(filter src/pg/%,$(OBJS))
 	CXX='$(CXX)' python3 test/house-fixtures/run
 
-.PHONY: unit fuzz bench bench-core dist check-house
-EXTRA_CLEAN = $(BENCH_CORE) $(GTEST_BIN) $(GTEST_BIN)-tsan $(GTEST_BIN)-asan $(FUZZ_BINS) tmp_check results regression.diffs regression.out
+# The seeded fault-injection run (test/chaos), longer than test/run's: the
+# checker's self-test, then CHAOS_SECONDS of each seed of CHAOS_SEEDS; needs
+# the extension installed and its PostgreSQL's programs on PATH, as a user that
+# may run servers. Any fault kinds: make check-chaos CHAOS_FAULTS=all
+CHAOS_SEEDS = 1 2 3 4 5 6
+CHAOS_SECONDS = 300
+CHAOS_FAULTS = default
+check-chaos:
+	python3 test/chaos/run --selftest
+	@failed=""; for seed in $(CHAOS_SEEDS); do \
+	    python3 test/chaos/run --seed $$seed --seconds $(CHAOS_SECONDS) --faults $(CHAOS_FAULTS) || failed="$$failed $$seed"; \
+	done; \
+	if [ -n "$$failed" ]; then echo "check-chaos: seeds with violations or failures:$$failed"; exit 1; fi; \
+	echo "check-chaos: $(words $(CHAOS_SEEDS)) seeds of $(CHAOS_SECONDS) s, no violation"
+
+.PHONY: unit fuzz bench bench-core dist check-house check-chaos
+EXTRA_CLEAN = chaos_check $(BENCH_CORE) $(GTEST_BIN) $(GTEST_BIN)-tsan $(GTEST_BIN)-asan $(FUZZ_BINS) tmp_check results regression.diffs regression.out

@@ -270,5 +270,56 @@ TEST(GeneratorThreads, NoIdOutsideAGrantedWindow) {
     EXPECT_EQ(std::adjacent_find(all.begin(), all.end()), all.end()) << "an id issued twice";
 }
 
+// Grants whose windows start ahead of the clock, one after another, each to
+// another worker id, as a registry's grants after a floor or a release by
+// hand: the floor rises to a window's start before the window is published,
+// so an attempt that reads a grant issues ids at or above its start. Windows
+// are consecutive, [start + r*D, start + (r+1)*D) for worker id r % N: an
+// id's time names the one worker id that may issue it.
+TEST(GeneratorThreads, NoIdBeforeTheStartOfItsWindow) {
+    constexpr std::uint64_t kD = 3;
+    constexpr std::uint32_t kN = 7;
+    constexpr int kRounds = 5'000;
+    RealClockGenerator g;
+    withdraw_grant(g.state);
+    const std::uint64_t start = static_cast<std::uint64_t>(system_unix_ms() - kDefaultEpoch) + 1'000;
+    std::atomic<bool> done{false};
+    std::atomic<std::uint64_t> issued{0};
+    std::vector<std::vector<std::uint64_t>> ids(2);
+    std::thread registry([&] {
+        for (int r = 0; r < kRounds; ++r) {
+            const std::uint64_t from = start + static_cast<std::uint64_t>(r) * kD;
+            const std::uint64_t before = issued.load();
+            apply_grant(g.state, kDefaultLayout, static_cast<std::uint32_t>(r) % kN, from, from + kD, start - 1'000);
+            // the next grant once an id came under this one (or a while passed)
+            for (int spin = 0; spin < 100'000 && issued.load() == before; ++spin) std::this_thread::yield();
+        }
+        done = true;
+    });
+    run_threads(2, [&](int t) {
+        while (!done.load()) {
+            // the clock far behind the windows: only the floor lets ids come
+            const Reservation r =
+                reserve(g.state, g.config, 1, [&] { return static_cast<std::int64_t>(start - 1'000) + kDefaultEpoch; });
+            if (r.status == Status::Granted) {
+                ids[t].push_back(r.first);
+                issued.fetch_add(1);
+            }
+        }
+    });
+    registry.join();
+    std::size_t checked = 0;
+    for (const auto& v : ids)
+        for (std::uint64_t id : v) {
+            const Fields f = decompose(id);
+            ASSERT_GE(f.time_ms, start) << "an id before the first window";
+            const std::uint64_t round = (f.time_ms - start) / kD;
+            ASSERT_EQ(f.worker_id, round % kN) << "an id of worker id " << f.worker_id << " at " << f.time_ms - start
+                                               << " ms into the windows, in the window of worker id " << round % kN;
+            ++checked;
+        }
+    EXPECT_GE(checked, static_cast<std::size_t>(kRounds));
+}
+
 }  // namespace
 }  // namespace snowflake

@@ -233,13 +233,14 @@ SELECT snowflake_to_timestamp('7167350074945572864');
 SELECT snowflake_to_timestamp('-1');
 
 -- the fleet check: worker ids in a table's keys, rows and first/last time of
--- each; NULL keys are skipped, names are quoted, the column may be snowflake
+-- each; NULL keys and sentinels (negative values) are skipped, names are
+-- quoted, the column may be snowflake
 CREATE SCHEMA "Fleet";
 CREATE TABLE "Fleet"."Agg" ("Key" snowflake, n integer);
 INSERT INTO "Fleet"."Agg"
 SELECT snowflake_from_timestamp('2024-06-10 00:00:00+00'::timestamptz + g * interval '1 min') | (w << 12) | g, g
 FROM (VALUES (2), (1023), (0)) AS w (w), generate_series(1, w % 5 + 1) g;
-INSERT INTO "Fleet"."Agg" VALUES (NULL, 0);
+INSERT INTO "Fleet"."Agg" VALUES (NULL, 0), (-1, 0), ('-9223372036854775808', 0);
 SELECT * FROM snowflake_workers('"Fleet"."Agg"', 'Key');
 -- the default column is id
 CREATE TABLE "Fleet".t (id bigint DEFAULT snowflake_nextval());

@@ -140,7 +140,7 @@ CREATE TABLE registry_ids (id bigint);
 INSERT INTO registry_ids
     SELECT snowflake_from_timestamp_as(to_timestamp((from_ms + 1) / 1000.0), 'epoch=1704067200000 time=41 worker=10 sequence=12') | (0 << 12)
       FROM snowflake_registry.grants WHERE worker_id = 0 AND fencing_epoch = 2;
-INSERT INTO registry_ids VALUES (1 << 12), (2 << 12 | 5), (NULL);
+INSERT INTO registry_ids VALUES (1 << 12), (2 << 12 | 5), (NULL), (-1);  -- a sentinel is skipped
 SELECT * FROM snowflake_registry_check('registry_ids');
 DROP TABLE registry_ids;
 DROP SCHEMA snowflake_registry CASCADE;

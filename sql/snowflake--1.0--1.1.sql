@@ -434,7 +434,7 @@ BEGIN
         'SELECT f.worker_id, count(*), count(*) FILTER (WHERE g.worker_id IS NULL),
                 min(f.ts) FILTER (WHERE g.worker_id IS NULL), max(f.ts) FILTER (WHERE g.worker_id IS NULL),
                 count(DISTINCT g.life), count(DISTINCT g.registry_id)
-           FROM (SELECT %2$I::bigint AS k FROM %3$s WHERE %2$I IS NOT NULL) keys,
+           FROM (SELECT %2$I::bigint AS k FROM %3$s WHERE %2$I::bigint >= 0) keys,
                 LATERAL %1$I.snowflake_decode_as(k, %4$L) f
                 LEFT JOIN LATERAL (SELECT r.worker_id, r.life, r.registry_id FROM snowflake_registry.grants r
                                     WHERE r.worker_id = f.worker_id
@@ -463,3 +463,25 @@ COMMENT ON CAST (real AS snowflake) IS 'assignment: rounded as to bigint';
 COMMENT ON CAST (double precision AS snowflake) IS 'assignment: rounded as to bigint';
 COMMENT ON CAST (jsonb AS snowflake) IS 'explicit: a JSON integer, or a JSON string of its decimal digits';
 COMMENT ON CAST (json AS snowflake) IS 'explicit: a JSON integer, or a JSON string of its decimal digits';
+
+-- The fleet checks read ids, not sentinels: a negative value in a key column
+-- (the type's domain is every bigint) is skipped, where 1.0 failed on it.
+CREATE OR REPLACE FUNCTION snowflake_workers(tbl regclass, col name DEFAULT 'id')
+    RETURNS TABLE (worker_id integer, rows bigint, first_ts timestamptz, last_ts timestamptz, origins text[])
+    LANGUAGE plpgsql STABLE STRICT PARALLEL RESTRICTED SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    ext name := (SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'snowflake');
+    -- where each row came from, by the transaction that wrote it (track_commit_timestamp):
+    -- 'local', the subscription (or replication origin) it was applied from, or 'unknown'
+    origin text := CASE WHEN current_setting('track_commit_timestamp')::boolean THEN
+        $o$(SELECT CASE o.roident WHEN 0 THEN 'local'
+                                  ELSE coalesce((SELECT s.subname::text FROM pg_subscription s WHERE r.roname = 'pg_' || s.oid), r.roname::text, 'unknown') END
+              FROM pg_xact_commit_timestamp_origin(xmin) o LEFT JOIN pg_replication_origin r ON r.roident = o.roident)$o$
+        ELSE 'NULL::text' END;
+BEGIN
+    RETURN QUERY EXECUTE format(
+        'SELECT (%1$I.snowflake_decode(k)).worker_id, count(*), %1$I.snowflake_to_timestamp(min(k)), %1$I.snowflake_to_timestamp(max(k)),
+                CASE WHEN count(o) > 0 THEN array_agg(DISTINCT coalesce(o, ''unknown'') ORDER BY coalesce(o, ''unknown'')) END
+           FROM (SELECT %2$I::bigint AS k, %4$s AS o FROM %3$s WHERE %2$I::bigint >= 0) AS keys GROUP BY 1 ORDER BY 1',
+        ext, col, tbl, origin);
+END $$;

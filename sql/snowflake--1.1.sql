@@ -1090,7 +1090,7 @@ BEGIN
     RETURN QUERY EXECUTE format(
         'SELECT (%1$I.snowflake_decode(k)).worker_id, count(*), %1$I.snowflake_to_timestamp(min(k)), %1$I.snowflake_to_timestamp(max(k)),
                 CASE WHEN count(o) > 0 THEN array_agg(DISTINCT coalesce(o, ''unknown'') ORDER BY coalesce(o, ''unknown'')) END
-           FROM (SELECT %2$I::bigint AS k, %4$s AS o FROM %3$s WHERE %2$I IS NOT NULL) AS keys GROUP BY 1 ORDER BY 1',
+           FROM (SELECT %2$I::bigint AS k, %4$s AS o FROM %3$s WHERE %2$I::bigint >= 0) AS keys GROUP BY 1 ORDER BY 1',
         ext, col, tbl, origin);
 END $$;
 COMMENT ON FUNCTION snowflake_workers(regclass, name) IS 'the worker ids in a table''s snowflake keys, with how many rows each made, the times of its first and last, and (with track_commit_timestamp) the origins its rows came from: a fleet check for an aggregator of several nodes, where two origins under one worker id are two nodes sharing it';
@@ -1742,7 +1742,7 @@ BEGIN
         'SELECT f.worker_id, count(*), count(*) FILTER (WHERE g.worker_id IS NULL),
                 min(f.ts) FILTER (WHERE g.worker_id IS NULL), max(f.ts) FILTER (WHERE g.worker_id IS NULL),
                 count(DISTINCT g.life), count(DISTINCT g.registry_id)
-           FROM (SELECT %2$I::bigint AS k FROM %3$s WHERE %2$I IS NOT NULL) keys,
+           FROM (SELECT %2$I::bigint AS k FROM %3$s WHERE %2$I::bigint >= 0) keys,
                 LATERAL %1$I.snowflake_decode_as(k, %4$L) f
                 LEFT JOIN LATERAL (SELECT r.worker_id, r.life, r.registry_id FROM snowflake_registry.grants r
                                     WHERE r.worker_id = f.worker_id
@@ -1771,3 +1771,4 @@ COMMENT ON CAST (real AS snowflake) IS 'assignment: rounded as to bigint';
 COMMENT ON CAST (double precision AS snowflake) IS 'assignment: rounded as to bigint';
 COMMENT ON CAST (jsonb AS snowflake) IS 'explicit: a JSON integer, or a JSON string of its decimal digits';
 COMMENT ON CAST (json AS snowflake) IS 'explicit: a JSON integer, or a JSON string of its decimal digits';
+

@@ -24,21 +24,6 @@ $source->safe_psql('postgres', 'CREATE EXTENSION snowflake');
 $source->safe_psql('postgres', 'SELECT count(*) FROM snowflake_nextvals(1000)');
 $source->backup('copy');
 
-# Generation refused under `worker_id`, with SQLSTATE 55000, the reason and both ways out.
-sub refused
-{
-	my ($node, $what, $worker_id) = @_;
-	my ($stdout, $stderr);
-	$node->psql('postgres', "\\set VERBOSITY verbose\nSELECT snowflake_nextval()",
-		stdout => \$stdout, stderr => \$stderr);
-	like($stderr,
-		qr/ERROR:  55000: this server is a copy of another server and may not issue ids under its worker id $worker_id/,
-		"$what: refused with SQLSTATE 55000");
-	like($stderr, qr/HINT:  .*snowflake\.worker_id.*snowflake_adopt_worker_id\(\)/s,
-		"$what: the hint gives both ways out");
-	is($node->safe_psql('postgres', 'SELECT generating FROM snowflake_status'),
-		'f', "$what: snowflake_status says it is not generating");
-}
 
 # Both servers asked for 2000 ids each, in turns: how many ids both issued.
 sub duplicates
@@ -76,13 +61,13 @@ sub set_worker_id
 my $c1 = PostgreSQL::Test::Cluster->new('c1');
 $c1->init_from_backup($source, 'copy');
 $c1->start;
-refused($c1, 'a base backup started as a primary', 41);
+copy_refused($c1, 'a base backup started as a primary', 41);
 ok($c1->log_contains(qr/this data directory is a copy of another server's; ids under worker id 41 are refused/),
 	'the server log says why at start');
 is_deeply(read_lease($c1)->{fenced}, [41], 'its own lease file keeps the fence');
 is(duplicates($source, $c1), 0, 'the base backup beside its running source: 0 ids issued by both');
 $c1->restart;
-refused($c1, 'the copy after a restart (no backup_label any more)', 41);
+copy_refused($c1, 'the copy after a restart (no backup_label any more)', 41);
 
 # Its own worker id: generation at once, no restart; the fence stays.
 set_worker_id($c1, 42);
@@ -98,11 +83,11 @@ $c1->backup('copy_of_copy');
 my $c2 = PostgreSQL::Test::Cluster->new('c2');
 $c2->init_from_backup($c1, 'copy_of_copy');
 $c2->start;
-refused($c2, 'a copy of the copy', 42);
+copy_refused($c2, 'a copy of the copy', 42);
 is_deeply(read_lease($c2)->{fenced}, [ 41, 42 ], 'it refuses its source\'s worker id and its source\'s fence');
 is(duplicates($c1, $c2), 0, 'a copy of the copy beside its running source: 0 ids issued by both');
 set_worker_id($c2, 41);
-refused($c2, 'the copy of the copy given the first source\'s worker id', 41);
+copy_refused($c2, 'the copy of the copy given the first source\'s worker id', 41);
 $c2->stop;
 
 # 3. A copy of a cleanly stopped server (PostgreSQL's file system level
@@ -115,7 +100,7 @@ PostgreSQL::Test::Utils::system_or_bail('cp', '-a', $c1->data_dir, $cold->data_d
 $cold->append_conf('postgresql.conf', "port = " . $cold->port . "\nunix_socket_directories = '" . $cold->host . "'\n");
 $c1->start;
 $cold->start;
-refused($cold, 'a copy of a stopped server', 42);
+copy_refused($cold, 'a copy of a stopped server', 42);
 is(duplicates($c1, $cold), 0, 'the cold copy beside its running source: 0 ids issued by both');
 $cold->stop;
 $c1->restart;
@@ -137,7 +122,7 @@ $pitr_standby->append_conf('postgresql.conf',
 $pitr_standby->start;
 $pitr_standby->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
   or die 'recovery did not end';
-refused($pitr_standby, 'a point-in-time restore in standby mode, promoted at its target', 41);
+copy_refused($pitr_standby, 'a point-in-time restore in standby mode, promoted at its target', 41);
 is(duplicates($source, $pitr_standby), 0, 'beside its running source: 0 ids issued by both');
 $pitr_standby->stop;
 
@@ -147,7 +132,7 @@ $pitr->init_from_backup($source, 'copy', has_restoring => 1, standby => 0);
 $pitr->start;
 $pitr->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
   or die 'recovery did not end';
-refused($pitr, 'a point-in-time restore', 41);
+copy_refused($pitr, 'a point-in-time restore', 41);
 is(duplicates($source, $pitr), 0, 'beside its running source: 0 ids issued by both');
 
 $pitr->safe_psql('postgres', 'CREATE ROLE plain LOGIN');
@@ -156,7 +141,7 @@ $pitr->psql('postgres', 'SELECT snowflake_adopt_worker_id()',
 	extra_params => [ '-U', 'plain' ], stderr => \$stderr);
 like($stderr, qr/permission denied for function snowflake_adopt_worker_id/,
 	'a role without the grant cannot adopt');
-refused($pitr, 'after the refused adoption', 41);
+copy_refused($pitr, 'after the refused adoption', 41);
 
 is($pitr->safe_psql('postgres', 'SELECT snowflake_adopt_worker_id()'),
 	'41', 'snowflake_adopt_worker_id() returns the worker id adopted');
@@ -208,7 +193,7 @@ SKIP: {
 	close $fh;
 	unlink $source->data_dir . '/standby.signal';
 	$source->start;
-	refused($source, 'a rewound old primary started as a primary', 41);
+	copy_refused($source, 'a rewound old primary started as a primary', 41);
 	is(duplicates($standby, $source), 0, 'beside the new primary: 0 ids issued by both');
 	$source->stop;
 }

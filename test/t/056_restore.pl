@@ -31,21 +31,6 @@ my $walfile = $source->safe_psql('postgres', 'SELECT pg_walfile_name(pg_switch_w
 $source->poll_query_until('postgres', "SELECT last_archived_wal >= '$walfile' FROM pg_stat_archiver")
   or die 'the WAL was not archived';
 
-# Generation refused under `worker_id`, with the clone fence's SQLSTATE, reason and ways out.
-sub refused
-{
-	my ($node, $what, $worker_id) = @_;
-	my ($stdout, $stderr);
-	$node->psql('postgres', "\\set VERBOSITY verbose\nSELECT snowflake_nextval()",
-		stdout => \$stdout, stderr => \$stderr);
-	like($stderr,
-		qr/ERROR:  55000: this server is a copy of another server and may not issue ids under its worker id $worker_id/,
-		"$what: refused with SQLSTATE 55000");
-	like($stderr, qr/HINT:  .*snowflake\.worker_id.*snowflake_adopt_worker_id\(\)/s,
-		"$what: the hint gives both ways out");
-	is($node->safe_psql('postgres', 'SELECT generating FROM snowflake_status'),
-		'f', "$what: snowflake_status says it is not generating");
-}
 
 # Both servers asked for 2000 ids each, in turns: how many ids both issued,
 # and how many the second issued.
@@ -94,14 +79,14 @@ sub restored
 	  or die "$what: recovery did not end";
 	ok(!-e $copy->data_dir . '/recovery.signal' && !-e $copy->data_dir . '/standby.signal'
 		  && !-e $copy->data_dir . '/backup_label', "$what: recovery ended (no signal file, no backup_label)");
-	refused($copy, $what, 41);
+	copy_refused($copy, $what, 41);
 	ok($copy->log_contains(qr/this data directory is a copy of another server's; ids under worker id 41 are refused/),
 		"$what: the server log says why");
 	my ($both, $of_copy_fenced) = issued_by_both($source, $copy);
 	is($of_copy_fenced, 0, "$what, beside its running source: 0 ids from it under worker id 41");
 	is($both, 0, "$what, beside its running source: 0 ids issued by both");
 	$copy->restart;
-	refused($copy, "$what, restarted (the signal files gone)", 41);
+	copy_refused($copy, "$what, restarted (the signal files gone)", 41);
 	is_deeply(read_lease($copy)->{fenced}, [41], "$what: its own lease file keeps the fence");
 	cmp_ok(read_lease($copy)->{lease_ms}, '>=', time_of($last_before_target),
 		"$what: the lease learned from the replayed WAL reaches past the source's ids");

@@ -107,6 +107,27 @@ SELECT id, (extract(epoch FROM snowflake_to_timestamp(id) - :'before'::timestamp
 FROM (SELECT snowflake_nextval() AS id, clock_timestamp() AS after OFFSET 0) AS s});
 }
 
+# Asserts (three tests) that a node refuses to generate under `worker_id` as a
+# copy: SQLSTATE 55000, the clone fence's reason, the hint's two ways out, and
+# snowflake_status not generating.
+push @EXPORT, 'copy_refused';
+
+sub copy_refused
+{
+	my ($node, $what, $worker_id) = @_;
+	my ($stdout, $stderr);
+	$node->psql('postgres', "\\set VERBOSITY verbose\nSELECT snowflake_nextval()",
+		stdout => \$stdout, stderr => \$stderr);
+	Test::More::like($stderr,
+		qr/ERROR:  55000: this server is a copy of another server and may not issue ids under its worker id $worker_id/,
+		"$what: refused with SQLSTATE 55000");
+	Test::More::like($stderr, qr/HINT:  .*snowflake\.worker_id.*snowflake_adopt_worker_id\(\)/s,
+		"$what: the hint gives both ways out");
+	Test::More::is($node->safe_psql('postgres', 'SELECT generating FROM snowflake_status'),
+		'f', "$what: snowflake_status says it is not generating");
+	return;
+}
+
 # Reloads a node's configuration and returns once the postmaster has read it
 # (a new session sees its new load time): its complaints are in the log then.
 push @EXPORT, 'reload_and_wait';

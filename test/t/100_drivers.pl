@@ -107,6 +107,16 @@ SKIP:
 	local $ENV{NODE_PATH} = "$npm_dir/node_modules";
 	run_driver('node-postgres', 'node', "$drivers/node_pg_test.js");
 }
+SKIP:
+{
+	if (!-d "$npm_dir/node_modules/knex")
+	{
+		diag("SKIPPED: knex is not installed in $npm_dir (test/run installs it from the npm registry)");
+		skip('SKIPPED: knex is not installed', 1);
+	}
+	local $ENV{NODE_PATH} = "$npm_dir/node_modules";
+	run_driver('knex', 'node', "$drivers/knex_test.js");
+}
 
 $node->stop;
 done_testing();

@@ -97,6 +97,25 @@ driver('psycopg', ['python3-psycopg'],
 driver('psycopg2', ['python3-psycopg2'],
 	sub { run_driver('psycopg2', '/usr/bin/python3', "$drivers/psycopg2_test.py") });
 
+# pgx v4 from Debian's Go sources, offline (GOPATH mode); the build cache is
+# kept in SNOWFLAKE_GO_CACHE when it is writable (test/run makes it).
+driver(
+	'pgx',
+	[ 'golang-go', 'golang-github-jackc-pgx-v4-dev' ],
+	sub {
+		my $cache = $ENV{SNOWFLAKE_GO_CACHE} // '/var/cache/snowflake-go';
+		$cache = "$scratch/go-cache" unless -d $cache && -w $cache;
+		local $ENV{GO111MODULE} = 'off';
+		local $ENV{GOPATH} = '/usr/share/gocode';
+		local $ENV{GOCACHE} = $cache;
+		local $ENV{GOFLAGS} = '';
+		my $started = time;
+		my $built = IPC::Run::run([ 'go', 'build', '-o', "$scratch/pgx_v4", "$drivers/pgx_v4.go" ],
+			'>', \my $out, '2>', \my $err);
+		ok($built, "pgx: the program builds offline (" . (time - $started) . " s)") or diag($out . $err);
+		run_driver('pgx', "$scratch/pgx_v4") if $built;
+	});
+
 SKIP:
 {
 	if (!-d "$npm_dir/node_modules/pg" || !-d "$npm_dir/node_modules/pg-copy-streams")

@@ -19,7 +19,8 @@ my $npm_dir = $ENV{SNOWFLAKE_NPM_DIR} // '/var/cache/snowflake-npm';
 my $drivers = "$ENV{TESTDIR}/test/drivers";
 my $scratch = File::Temp::tempdir(CLEANUP => 1);
 
-my $node = snowflake_node('drivers', 4);
+# TCP on 127.0.0.1 too, for JDBC
+my $node = snowflake_node('drivers', 4, "listen_addresses = '127.0.0.1'\n");
 $node->start;
 $node->safe_psql('postgres', 'CREATE EXTENSION snowflake');
 
@@ -40,11 +41,12 @@ sub reset_orders
 }
 
 # Runs a driver program; each of its lines becomes a test, and its exit status one more.
+# PGHOST is the socket directory, but for a name ending in "(tcp)".
 sub run_driver
 {
 	my ($name, @command) = @_;
 	reset_orders();
-	local $ENV{PGHOST} = $node->host;
+	local $ENV{PGHOST} = $name =~ /\(tcp\)$/ ? '127.0.0.1' : $node->host;
 	local $ENV{PGPORT} = $node->port;
 	local $ENV{PGDATABASE} = 'postgres';
 	my ($stdout, $stderr);
@@ -114,6 +116,21 @@ driver(
 			'>', \my $out, '2>', \my $err);
 		ok($built, "pgx: the program builds offline (" . (time - $started) . " s)") or diag($out . $err);
 		run_driver('pgx', "$scratch/pgx_v4") if $built;
+	});
+
+# JDBC and JPA through Hibernate, each a single-file program run by the source
+# launcher (compiled once, in memory)
+my @jdbc = ('libpostgresql-jdbc-java', 'default-jdk-headless');
+driver('JDBC', \@jdbc,
+	sub { run_driver('JDBC (tcp)', 'java', '-cp', '/usr/share/java/postgresql.jar', "$drivers/JdbcTest.java") });
+driver(
+	'Hibernate',
+	[ @jdbc, 'libhibernate3-java', 'libjavassist-java', 'libslf4j-java' ],
+	sub {
+		my $classpath = join ':', map { "/usr/share/java/$_.jar" } qw(postgresql hibernate-core
+		  hibernate-entitymanager hibernate-commons-annotations geronimo-jpa_2.0_spec geronimo-jta-1.2-spec
+		  dom4j commons-collections3 antlr javassist slf4j-api slf4j-nop);
+		run_driver('Hibernate (tcp)', 'java', '-cp', $classpath, "$drivers/HibernateTest.java");
 	});
 
 SKIP:

@@ -100,6 +100,8 @@ driver('psycopg2', ['python3-psycopg2'],
 	sub { run_driver('psycopg2', '/usr/bin/python3', "$drivers/psycopg2_test.py") });
 driver('SQLAlchemy', [ 'python3-psycopg2', 'python3-sqlalchemy' ],
 	sub { run_driver('SQLAlchemy', '/usr/bin/python3', "$drivers/sqlalchemy_test.py") });
+driver('Django', [ 'python3-psycopg2', 'python3-django' ],
+	sub { run_driver('Django', '/usr/bin/python3', "$drivers/django_test.py") });
 
 # pgx v4 from Debian's Go sources, offline (GOPATH mode); the build cache is
 # kept in SNOWFLAKE_GO_CACHE when it is writable (test/run makes it).

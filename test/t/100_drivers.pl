@@ -102,6 +102,8 @@ driver('SQLAlchemy', [ 'python3-psycopg2', 'python3-sqlalchemy' ],
 	sub { run_driver('SQLAlchemy', '/usr/bin/python3', "$drivers/sqlalchemy_test.py") });
 driver('Django', [ 'python3-psycopg2', 'python3-django' ],
 	sub { run_driver('Django', '/usr/bin/python3', "$drivers/django_test.py") });
+driver('Active Record', [ 'ruby-activerecord', 'ruby-pg' ],
+	sub { run_driver('Active Record', '/usr/bin/ruby', "$drivers/activerecord_test.rb") });
 
 # pgx v4 from Debian's Go sources, offline (GOPATH mode); the build cache is
 # kept in SNOWFLAKE_GO_CACHE when it is writable (test/run makes it).

@@ -107,20 +107,25 @@ class SnowflakeField(models.BigIntegerField):
         return DatabaseDefault() if add and value is None else value
 
 
-def register_snowflake(sender, connection, **kwargs):
-    with connection.connection.cursor() as cur:
+def register_snowflake(conn):
+    """psycopg2's registration (psycopg2_test.py)."""
+    with conn.cursor() as cur:
         cur.execute("SELECT 'snowflake'::regtype::oid, 'snowflake[]'::regtype::oid")
         oid, array_oid = cur.fetchone()
     snowflake = psycopg2.extensions.new_type((oid,), "SNOWFLAKE", psycopg2.extensions.LONGINTEGER)
-    psycopg2.extensions.register_type(snowflake, connection.connection)
+    psycopg2.extensions.register_type(snowflake, conn)
     psycopg2.extensions.register_type(
-        psycopg2.extensions.new_array_type((array_oid,), "SNOWFLAKE[]", snowflake), connection.connection)
-    # inspectdb
-    connection.introspection.data_types_reverse = {
+        psycopg2.extensions.new_array_type((array_oid,), "SNOWFLAKE[]", snowflake), conn)
+    return oid
+
+
+def on_connection(sender, connection, **kwargs):
+    oid = register_snowflake(connection.connection)
+    connection.introspection.data_types_reverse = {  # inspectdb
         **type(connection.introspection).data_types_reverse, oid: "snowflake_fields.SnowflakeField"}
 
 
-connection_created.connect(register_snowflake)
+connection_created.connect(on_connection)
 connection.close()  # the next connection is registered
 
 

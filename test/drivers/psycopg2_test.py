@@ -25,6 +25,7 @@ def register_snowflake(conn):
     psycopg2.extensions.register_type(snowflake, conn)
     psycopg2.extensions.register_type(
         psycopg2.extensions.new_array_type((array_oid,), "SNOWFLAKE[]", snowflake), conn)
+    return oid
 
 
 ODD = [2**53 + 1, 2**63 - 1]  # no double holds these

@@ -61,6 +61,16 @@ for column, index in (("id", "orders_pkey"), ("sid", "orders_sid_key")):
     check("Index Scan using %s" % index in plan, "lookup by %s as a parameter uses %s" % (column, index))
 cur.execute("SELECT id, sid FROM orders WHERE sid = %s", [sid])
 check(cur.fetchone() == (id_, sid), "lookup by sid returns the row")
+# a numeric parameter (a float here) does not use the index, or does not compare
+cur.execute("EXPLAIN SELECT note FROM orders WHERE id = %s", [5.0])
+plan = "\n".join(r[0] for r in cur.fetchall())
+check("Seq Scan on orders" in plan, "a numeric parameter against bigint is a sequential scan")
+try:
+    cur.execute("SELECT note FROM orders WHERE sid = %s", [5.0])
+    error = ""
+except psycopg2.errors.UndefinedFunction as e:
+    error = str(e).splitlines()[0]
+check(error == "operator does not exist: snowflake = numeric", "a numeric parameter against snowflake: " + error)
 
 # a fresh connection needs the registration again (it is per connection)
 other = psycopg2.connect("")

@@ -19,8 +19,9 @@ my $npm_dir = $ENV{SNOWFLAKE_NPM_DIR} // '/var/cache/snowflake-npm';
 my $drivers = "$ENV{TESTDIR}/test/drivers";
 my $scratch = File::Temp::tempdir(CLEANUP => 1);
 
-# TCP on 127.0.0.1 too, for JDBC
-my $node = snowflake_node('drivers', 4, "listen_addresses = '127.0.0.1'\n");
+# TCP on 127.0.0.1 too, for JDBC; fresh ids above 2^53, whatever the default layout
+my $node = snowflake_node('drivers', 4,
+	"listen_addresses = '127.0.0.1'\nsnowflake.layout = 'time=41 worker=10 sequence=12'\n");
 $node->start;
 $node->safe_psql('postgres', 'CREATE EXTENSION snowflake');
 

@@ -3,7 +3,7 @@
 // from PGHOST, PGPORT, PGDATABASE). Prints one "ok - ..." or "not ok - ..."
 // line a check; exits 1 if any failed.
 'use strict';
-const { Client, TypeOverrides } = require('pg');
+const { Client, TypeOverrides, types } = require('pg');
 const { from: copyFrom, to: copyTo } = require('pg-copy-streams');
 const { pipeline } = require('node:stream/promises');
 const { Readable, Writable } = require('node:stream');
@@ -59,6 +59,8 @@ async function main() {
   check(odd.length === 2 && odd.every((r) => typeof r.as_bigint === 'number' && BigInt(r.as_bigint) !== BigInt(r.exact)),
     `to_json(bigint) parsed by JavaScript loses digits (${odd.map((r) => `${r.as_bigint} != ${r.exact}`).join(', ')})`);
   await plain.query("DELETE FROM js_orders WHERE note = 'odd'");
+  const rawArray = (await plain.query('SELECT ARRAY[9007199254740993, 9223372036854775807]::snowflake[] AS ids')).rows[0].ids;
+  check(rawArray === '{9007199254740993,9223372036854775807}', `unadapted snowflake[] arrives as the raw string ${rawArray}`);
   const object = (await plain.query(
     'SELECT row_to_json(o)::text AS doc FROM js_orders o WHERE id = $1', [first.id])).rows[0].doc;
   check(JSON.parse(object).id === first.id, 'row_to_json: the snowflake column survives JSON.parse');
@@ -69,10 +71,14 @@ async function main() {
   // (pg-protocol: "Binary mode not supported yet"), which mangles binary int8.
   const client = new Client();
   await client.connect();
-  const oid = Number((await client.query("SELECT 'snowflake'::regtype::oid AS oid")).rows[0].oid);
+  const { rows: [oids] } = await client.query(
+    "SELECT 'snowflake'::regtype::oid AS oid, 'snowflake[]'::regtype::oid AS array_oid");
+  const bigintArray = (text) => types.arrayParser.create(text, BigInt).parse();
   const adapted = new TypeOverrides();
   adapted.setTypeParser(20, BigInt);
-  adapted.setTypeParser(oid, BigInt);
+  adapted.setTypeParser(1016, bigintArray);
+  adapted.setTypeParser(Number(oids.oid), BigInt);
+  adapted.setTypeParser(Number(oids.array_oid), bigintArray);
 
   const inserted = (await client.query({
     text: "INSERT INTO js_orders (note) SELECT 'row ' || g FROM generate_series(1, 100) g RETURNING id",
@@ -102,6 +108,12 @@ async function main() {
       text: 'SELECT $1::bigint::snowflake AS id', values: [2n ** 63n - 1n], types: adapted,
     })).rows[0].id;
     check(extreme === 2n ** 63n - 1n, '2^63-1 round-trips as a parameter and a result');
+    const ids = [2n ** 53n + 1n, null, 2n ** 63n - 1n];
+    const arrays = (await client.query({
+      text: 'SELECT $1::snowflake[] AS ids, $1::bigint[] AS bigints', values: [ids], types: adapted,
+    })).rows[0];
+    check(['ids', 'bigints'].every((k) => arrays[k].length === 3 && arrays[k].every((v, i) => v === ids[i])),
+      'snowflake[] and bigint[] arrive as arrays of BigInt (and null), 2^53+1 and 2^63-1 exact');
   }
 
   // COPY out and in (text), every id exact, including 0, 2^63-1 and the sentinels -1 and -2^63

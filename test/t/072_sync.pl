@@ -55,8 +55,17 @@ cmp_ok($synced_after - $synced_before, '>=', 10,
 # 2. Syncs fail: the lease is not extended, calls are refused, nothing issued
 # past the lease on disk.
 my $last = query('SELECT max(x) FROM snowflake_nextvals(10) x');
-my $lease = query('SELECT lease_until FROM snowflake_status');
 append_to_file($flag, 'on');
+# The lease in effect once a sync has failed: a write that synced before the
+# flag was set (the lease writer runs beside the calls) is published by then.
+my $waited = 0;
+while ((syncs())[1] == 0)
+{
+	die 'no sync failed' if ++$waited > 600;
+	$node->psql('postgres', 'SELECT count(*) FROM snowflake_nextvals(100)');  # refused once the lease lapses
+	select(undef, undef, undef, 0.05);
+}
+my $lease = query('SELECT lease_until FROM snowflake_status');
 $node->poll_query_until('postgres',
 	"SELECT clock_timestamp() > lease_until + interval '100 ms' FROM snowflake_status")
   or die 'the lease did not lapse';

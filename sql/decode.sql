@@ -169,6 +169,31 @@ SELECT snowflake_from_timestamp('2090-01-01 00:00:00+00', '2015-01-01 00:00:00+0
 SELECT snowflake_from_timestamp('-infinity', '2015-01-01 00:00:00+00');
 SELECT snowflake_to_timestamp(-1, '2015-01-01 00:00:00+00');
 
+-- The IMMUTABLE forms given the layout after the epoch: 'default' agrees with
+-- the default layout's forms; others decode their own fields
+SELECT count(*) AS ids,
+       bool_and(snowflake_decode(x, '2024-01-01 00:00:00+00', 'default') = snowflake_decode(x)) AS decode_agrees,
+       bool_and(snowflake_to_timestamp(x, '2024-01-01 00:00:00+00', 'time=41 worker=10 sequence=12')
+                = snowflake_to_timestamp(x)) AS to_agrees,
+       bool_and(snowflake_from_timestamp(snowflake_to_timestamp(x), '2024-01-01 00:00:00+00', 'default')
+                = snowflake_from_timestamp(snowflake_to_timestamp(x))) AS from_agrees
+FROM (SELECT g::bigint * 1844674407370955 + g AS x FROM generate_series(0, 999) g) ids;
+SELECT * FROM snowflake_decode((5::bigint << 12) | (3 << 6) | 2, '2024-01-01 00:00:00+00', 'js53');
+SELECT * FROM snowflake_decode((5::bigint << 22) | (3 << 14) | 2, '2024-01-01 00:00:00+00', 'time=41 worker=8 sequence=14');
+SELECT snowflake_from_timestamp('2024-01-01 00:00:00.005+00', '2024-01-01 00:00:00+00', 'js53') AS js53_5ms,
+       snowflake_from_timestamp('2024-01-01 00:00:00.025+00', '2024-01-01 00:00:00+00', 'sonyflake_style') AS sonyflake_style_20ms;
+SELECT * FROM snowflake_partition_bounds('2026-11-25 10:00:00+00', 'day', '2024-01-01 00:00:00+00', 'js53');
+-- 'sonyflake' is Sonyflake's layout, its epoch included: taken with that epoch only
+SELECT (d.ts, d.worker_id, d.sequence) = (a.ts, a.worker_id, a.sequence) AS as_decode_as
+FROM snowflake_decode(494152093532487681, '2014-09-01 00:00:00+00', 'sonyflake') d,
+     snowflake_decode_as(494152093532487681, 'sonyflake') a;
+SELECT snowflake_to_timestamp(494152093532487681, '2024-01-01 00:00:00+00', 'sonyflake');
+SELECT snowflake_to_timestamp(1, '2024-01-01 00:00:00+00', 'twitter');
+SELECT snowflake_to_timestamp(1, '2024-01-01 00:00:00+00', 'time=41 worker=10 sequence=13');
+SELECT snowflake_to_timestamp(1, '2024-01-01 00:00:00+00', 'epoch=0 time=41 worker=10 sequence=12');
+SELECT snowflake_to_timestamp(9007199254740992, '2024-01-01 00:00:00+00', 'js53');
+SELECT snowflake_to_timestamp(1, '2024-01-01 00:00:00.0005+00', 'js53');
+
 -- index expressions, generated columns, CHECK constraints and partition bounds
 -- take the IMMUTABLE forms, and refuse the STABLE ones where PostgreSQL requires it
 CREATE TABLE dec_t (id bigint);

@@ -485,3 +485,59 @@ BEGIN
            FROM (SELECT %2$I::bigint AS k, %4$s AS o FROM %3$s WHERE %2$I::bigint >= 0) AS keys GROUP BY 1 ORDER BY 1',
         ext, col, tbl, origin);
 END $$;
+
+-- layouts named (issue 31): the IMMUTABLE decoding forms take the layout
+-- after the epoch, in snowflake.layout's grammar ('default', 'js53',
+-- 'sonyflake_style', '[unit=<n>ms] time=<bits> worker=<bits> sequence=<bits>';
+-- 'sonyflake' with Sonyflake's epoch only). The forms given an epoch and no
+-- layout decode the default layout, and refuse on a node that generates
+-- another (55000, naming the form to use): none decodes a layout silently.
+CREATE FUNCTION snowflake_decode(id bigint, epoch timestamptz, layout text) RETURNS snowflake_fields
+    AS 'MODULE_PATHNAME', 'snowflake_decode_in' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION snowflake_to_timestamp(id bigint, epoch timestamptz, layout text) RETURNS timestamptz
+    AS 'MODULE_PATHNAME', 'snowflake_to_timestamp_in' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION snowflake_from_timestamp(ts timestamptz, epoch timestamptz, layout text) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'snowflake_from_timestamp_in' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION snowflake_decode(bigint, timestamptz, text) IS 'the time, worker id and sequence of an id, under the epoch and layout given';
+COMMENT ON FUNCTION snowflake_to_timestamp(bigint, timestamptz, text) IS 'the time an id was made in, under the epoch and layout given';
+COMMENT ON FUNCTION snowflake_from_timestamp(timestamptz, timestamptz, text) IS 'the smallest id of the timestamp''s time unit under the epoch and layout given: id >= from(t1) AND id < from(t2) selects [t1, t2)';
+COMMENT ON FUNCTION snowflake_decode(bigint, timestamptz) IS 'the time, worker id and sequence of an id, under the epoch given, in the default layout (refused on a node generating another: give the layout after the epoch)';
+COMMENT ON FUNCTION snowflake_to_timestamp(bigint, timestamptz) IS 'the millisecond an id was made in, under the epoch given, in the default layout (refused on a node generating another: give the layout after the epoch)';
+COMMENT ON FUNCTION snowflake_from_timestamp(timestamptz, timestamptz) IS 'the smallest id of the timestamp''s millisecond under the epoch given, in the default layout (refused on a node generating another: give the layout after the epoch)';
+
+CREATE FUNCTION snowflake_partition_bounds(ts timestamptz, unit text, epoch timestamptz, layout text,
+        OUT from_id bigint, OUT to_id bigint, OUT from_ts timestamptz, OUT to_ts timestamptz)
+    LANGUAGE SQL IMMUTABLE STRICT PARALLEL SAFE
+BEGIN ATOMIC
+    SELECT snowflake_from_timestamp(b.from_ts, epoch, layout), snowflake_from_timestamp(b.to_ts, epoch, layout), b.from_ts, b.to_ts
+      FROM (SELECT _snowflake_partition_unit(unit) AS unit) u,
+           LATERAL (SELECT date_trunc(u.unit, ts AT TIME ZONE 'UTC') AS utc_start) t,
+           LATERAL (SELECT t.utc_start AT TIME ZONE 'UTC' AS from_ts,
+                           (t.utc_start + ('1 ' || u.unit)::interval) AT TIME ZONE 'UTC' AS to_ts) b;
+END;
+COMMENT ON FUNCTION snowflake_partition_bounds(timestamptz, text, timestamptz, text) IS 'the ids of the UTC hour, day, week, month or year holding ts, under the epoch and layout given: FOR VALUES FROM (from_id) TO (to_id)';
+COMMENT ON FUNCTION snowflake_partition_bounds(timestamptz, text, timestamptz) IS 'the ids of the UTC hour, day, week, month or year holding ts, under the epoch given, in the default layout (refused on a node generating another: give the layout after the epoch): FOR VALUES FROM (from_id) TO (to_id)';
+-- the period's times computed here: the form given an epoch refuses in other layouts
+CREATE OR REPLACE FUNCTION snowflake_partition_bounds(ts timestamptz, unit text,
+        OUT from_id bigint, OUT to_id bigint, OUT from_ts timestamptz, OUT to_ts timestamptz)
+    LANGUAGE SQL STABLE STRICT PARALLEL SAFE
+BEGIN ATOMIC
+    SELECT snowflake_from_timestamp(b.from_ts), snowflake_from_timestamp(b.to_ts), b.from_ts, b.to_ts
+      FROM (SELECT _snowflake_partition_unit(unit) AS unit) u,
+           LATERAL (SELECT date_trunc(u.unit, ts AT TIME ZONE 'UTC') AS utc_start) t,
+           LATERAL (SELECT t.utc_start AT TIME ZONE 'UTC' AS from_ts,
+                           (t.utc_start + ('1 ' || u.unit)::interval) AT TIME ZONE 'UTC' AS to_ts) b;
+END;
+
+-- labels as core's (issue 31): a function that reuses a core C function
+-- carries that function's labels (sql/labels.sql compares them). Widening
+-- from smallint and integer and converting to numeric, real and double
+-- precision cannot fail: LEAKPROOF, as core's; bigint's hash functions are
+-- not LEAKPROOF in core, so ours are not either.
+ALTER FUNCTION snowflake(smallint) LEAKPROOF;
+ALTER FUNCTION snowflake(integer) LEAKPROOF;
+ALTER FUNCTION _snowflake_to_numeric(snowflake) LEAKPROOF;
+ALTER FUNCTION _snowflake_to_real(snowflake) LEAKPROOF;
+ALTER FUNCTION _snowflake_to_double(snowflake) LEAKPROOF;
+ALTER FUNCTION _snowflake_hash(snowflake) NOT LEAKPROOF;
+ALTER FUNCTION _snowflake_hash_extended(snowflake, bigint) NOT LEAKPROOF;

@@ -309,6 +309,7 @@ SELECT o.oprname, count(*) AS operators, bool_and(p.proleakproof) AS leakproof,
 FROM pg_operator o JOIN pg_proc p ON p.oid = o.oprcode
 WHERE 'snowflake'::regtype IN (o.oprleft, o.oprright)
 GROUP BY o.oprname ORDER BY o.oprname;
+-- (the hash functions are bigint's, with its labels: not leakproof; sql/labels.sql)
 SELECT proname, count(*) AS functions, bool_and(proleakproof) AS leakproof
 FROM pg_proc
 WHERE proname ~ '^_snowflake_(eq|ne|lt|le|gt|ge|cmp|hash|hash_extended)$'

@@ -23,21 +23,22 @@ constexpr Preset kPresets[] = {
     {"twitter", id_layout(1288834974657, make_layout(1, 41, 10, 12, false))},    // 5-bit datacenter, 5-bit worker
     {"discord", id_layout(1420070400000, make_layout(1, 42, 10, 12, false))},    // 5-bit worker, 5-bit process
     {"instagram", id_layout(1314220021721, make_layout(1, 41, 13, 10, false))},  // 13-bit shard
-    {"sonyflake", id_layout(1409529600000, make_layout(10, 39, 16, 8, true))},   // 16-bit machine in the low bits
+    {"sonyflake", id_layout(kSonyflakeEpochUnixMs, make_layout(10, 39, 16, 8, true))},  // 16-bit machine in the low bits
     {"pgedge", id_layout(1672531200000, make_layout(1, 41, 10, 12, true))},      // 10-bit node in the low bits
     {"mastodon", id_layout(0, make_layout(1, 48, 0, 16, false))},                // 16 low bits: hashed sequence
 };
 
 // snowflake.layout's presets (the epoch is snowflake.epoch). js53: every id
 // below 2^53 (a JSON number holds it exactly) for 2^41 ms, about 69.7 years:
-// 64 worker ids, 64 ids a millisecond each.
+// 64 worker ids, 64 ids a millisecond each. sonyflake_style: Sonyflake's
+// fields under any epoch ("sonyflake" is Sonyflake's, epoch included).
 constexpr struct {
     const char* name;
     Layout layout;
 } kNodePresets[] = {
     {"default", kDefaultLayout},
     {"js53", make_layout(1, 41, 6, 6, false)},
-    {"sonyflake", make_layout(10, 39, 16, 8, true)},
+    {"sonyflake_style", make_layout(10, 39, 16, 8, true)},
 };
 
 constexpr std::int64_t kLastEpochMs = 253402300799999;  // 9999-12-31 23:59:59.999 UTC
@@ -170,8 +171,13 @@ bool parse_node_layout(const char* text, Layout& layout, const char*& problem) n
         }
     }
     IdLayout parsed{};
+    if (std::strcmp(text, "sonyflake") == 0) {
+        problem = "\"sonyflake\" is Sonyflake's layout with its epoch, 2014-09-01; its fields under another "
+                  "epoch are sonyflake_style";
+        return false;
+    }
     if (std::strchr(text, '=') == nullptr) {
-        problem = "unknown layout name (the presets are default, js53 and sonyflake)";
+        problem = "unknown layout name (the presets are default, js53 and sonyflake_style)";
         return false;
     }
     if (!parse_custom(text, parsed, false, problem)) return false;
@@ -188,6 +194,17 @@ bool parse_node_layout(const char* text, Layout& layout, const char*& problem) n
         return true;
     }
     return false;
+}
+
+bool parse_node_layout(const char* text, std::int64_t epoch_unix_ms, Layout& layout,
+                       const char*& problem) noexcept {
+    if (std::strcmp(text, "sonyflake") == 0 && epoch_unix_ms == kSonyflakeEpochUnixMs) {
+        for (const Preset& preset : kPresets) {
+            if (std::strcmp(preset.name, "sonyflake") == 0) layout = preset.layout;
+        }
+        return true;
+    }
+    return parse_node_layout(text, layout, problem);
 }
 
 void format_node_layout(const Layout& layout, char* buf) noexcept {

@@ -31,11 +31,17 @@ struct LayoutFields {
 // On failure `problem` says what is wrong (a static string).
 bool parse_layout(const char* text, IdLayout& layout, const char*& problem) noexcept;
 
-// snowflake.layout: a preset (default, js53, sonyflake) or the custom grammar
-// without an epoch (snowflake.epoch is the node's), within generation's bounds
-// (layout.hpp): 1..1000 ms units, 20 time bits or more spanning at most 2^52
-// ms, 1..16 worker bits, 1..22 sequence bits, at most 63 bits in all.
+// snowflake.layout: a preset (default, js53, sonyflake_style) or the custom
+// grammar without an epoch (snowflake.epoch is the node's), within
+// generation's bounds (layout.hpp): 1..1000 ms units, 20 time bits or more
+// spanning at most 2^52 ms, 1..16 worker bits, 1..22 sequence bits, at most
+// 63 bits in all.
 bool parse_node_layout(const char* text, Layout& layout, const char*& problem) noexcept;
+// The same, for ids counted from epoch_unix_ms: "sonyflake" (as in
+// parse_layout: Sonyflake's fields and epoch) is taken with Sonyflake's own
+// epoch only, so that the name means one layout everywhere.
+inline constexpr std::int64_t kSonyflakeEpochUnixMs = 1409529600000;  // 2014-09-01 UTC
+bool parse_node_layout(const char* text, std::int64_t epoch_unix_ms, Layout& layout, const char*& problem) noexcept;
 // The layout in that grammar ("time=41 worker=10 sequence=12", "unit=10ms
 // time=39 sequence=8 worker=16"), into buf of kLayoutTextMax bytes.
 inline constexpr std::size_t kLayoutTextMax = 64;

@@ -52,9 +52,9 @@ void snowflake::pg::refuse_changed_lease(const SharedState& state, bool decoding
                              "%lld ms too early.",
                              static_cast<long long>(state.lease_epoch_unix_ms - state.epoch_unix_ms)),
              decoding ? errhint("Decode with the epoch of this node's ids, as in "
-                                "snowflake_to_timestamp(id, '%s'), or set snowflake.epoch = '%s' "
+                                "snowflake_to_timestamp(id, '%s', '%s'), or set snowflake.epoch = '%s' "
                                 "again and restart.",
-                                old_epoch, old_epoch)
+                                old_epoch, layout_setting, old_epoch)
                       : errhint("Set snowflake.epoch = '%s' again and restart, or, to start a new "
                                 "id space on purpose, remove the file \"pg_snowflake/lease\" in the "
                                 "data directory and restart.",

@@ -51,10 +51,11 @@ void assign_epoch(const char*, void* extra) {
 bool check_layout(char** newval, void** extra, GucSource) {
     Layout layout;
     const char* problem = "it is empty";
-    if (*newval == nullptr || !parse_node_layout(*newval, layout, problem)) {
+    // the epoch is defined (and checked) first: "sonyflake" needs Sonyflake's
+    if (*newval == nullptr || !parse_node_layout(*newval, parsed_epoch_unix_ms, layout, problem)) {
         GUC_check_errmsg("invalid value for parameter \"snowflake.layout\": \"%s\": %s",
                          *newval ? *newval : "", problem);
-        GUC_check_errhint("A layout is default, js53, sonyflake, or \"[unit=<n>ms] time=<bits> "
+        GUC_check_errhint("A layout is default, js53, sonyflake_style, or \"[unit=<n>ms] time=<bits> "
                           "worker=<bits> sequence=<bits>\" from the highest bits down: at most 63 "
                           "bits, 1..16 worker bits, 1..22 sequence bits, 1..1000 ms units.");
         return false;
@@ -133,10 +134,19 @@ void define_settings() {
     char* lease_span = configured_value("snowflake.lease_span");
     char* layout = configured_value("snowflake.layout");
 
-    // the layout first: the worker id is checked against it
+    DefineCustomStringVariable(
+        "snowflake.epoch", "Sets the instant ids count milliseconds from (UTC).",
+        "Fixed for the life of the data: ids made under another epoch do not sort with these.",
+        &epoch_setting, kDefaultEpoch,
+        // A library loaded after start-up may not define postmaster settings;
+        // without preloading there is no generator, only decoding.
+        process_shared_preload_libraries_in_progress ? PGC_POSTMASTER : PGC_SIGHUP, 0,
+        SNOWFLAKE_CALLBACK(check_epoch, ERROR), SNOWFLAKE_CALLBACK(assign_epoch, ERROR), nullptr);
+    refuse_bad_setting_at_start("snowflake.epoch", epoch);
+    // the epoch, then the layout: the worker id is checked against it
     DefineCustomStringVariable(
         "snowflake.layout", "Sets the fields of the ids this node generates and decodes.",
-        "Fixed for the life of the data, as the epoch: a preset (default, js53, sonyflake) or "
+        "Fixed for the life of the data, as the epoch: a preset (default, js53, sonyflake_style) or "
         "'[unit=<n>ms] time=<bits> worker=<bits> sequence=<bits>'.",
         &layout_setting, "time=41 worker=10 sequence=12",
         process_shared_preload_libraries_in_progress ? PGC_POSTMASTER : PGC_SIGHUP, 0,
@@ -146,14 +156,6 @@ void define_settings() {
         "snowflake.worker_id", "Sets this node's worker id, distinct on every node (0..1023 in the default layout).",
         "-1 means unset: snowflake_nextval() refuses until it is set.", &worker_id_setting, -1,
         -1, static_cast<int>(kMaxAnyWorker), PGC_SIGHUP, 0, SNOWFLAKE_CALLBACK(check_worker_id, ERROR), nullptr, nullptr);
-    DefineCustomStringVariable(
-        "snowflake.epoch", "Sets the instant ids count milliseconds from (UTC).",
-        "Fixed for the life of the data: ids made under another epoch do not sort with these.",
-        &epoch_setting, kDefaultEpoch,
-        // A library loaded after start-up may not define postmaster settings;
-        // without preloading there is no generator, only decoding.
-        process_shared_preload_libraries_in_progress ? PGC_POSTMASTER : PGC_SIGHUP, 0,
-        SNOWFLAKE_CALLBACK(check_epoch, ERROR), SNOWFLAKE_CALLBACK(assign_epoch, ERROR), nullptr);
     DefineCustomIntVariable(
         "snowflake.max_lead", "Sets how far ids may run ahead of the clock when borrowing.",
         "Past it, snowflake_nextval() waits for the clock.", &max_lead_setting, 1000, 0, 3600000,
@@ -165,7 +167,6 @@ void define_settings() {
         nullptr);
     refuse_fractional_worker_id_at_start(worker_id);
     refuse_bad_setting_at_start("snowflake.worker_id", worker_id);
-    refuse_bad_setting_at_start("snowflake.epoch", epoch);
     refuse_bad_setting_at_start("snowflake.max_lead", max_lead);
     refuse_bad_setting_at_start("snowflake.lease_span", lease_span);
 }

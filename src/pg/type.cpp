@@ -65,13 +65,46 @@ std::int64_t value_of_text(const char* input) {
 std::int64_t epoch_argument_unix_ms(TimestampTz epoch) {
     constexpr std::int64_t kFirst = -kUnixToPostgresMs;   // 1970-01-01, in ms since 2000
     constexpr std::int64_t kLast = 253402300799999 - kUnixToPostgresMs;  // 9999-12-31 23:59:59.999
-    if (TIMESTAMP_NOT_FINITE(epoch) || epoch % 1000 != 0 || epoch / 1000 < kFirst ||
-        epoch / 1000 > kLast)
+    const char* why = nullptr;
+    if (TIMESTAMP_NOT_FINITE(epoch))
+        why = "An epoch is a finite timestamp.";
+    else if (epoch % 1000 != 0)
+        why = "The epoch is not a whole millisecond: ids count whole milliseconds from it.";
+    else if (epoch / 1000 < kFirst || epoch / 1000 > kLast)
+        why = "The epoch is out of range: it is from 1970-01-01 to 9999-12-31 UTC.";
+    if (why != nullptr)
         ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                        errmsg("invalid snowflake epoch: %s", timestamptz_to_str(epoch)),
-                        errdetail("The epoch is a whole millisecond from 1970-01-01 to "
-                                  "9999-12-31 UTC.")));
+                        errmsg("invalid snowflake epoch: %s", timestamptz_to_str(epoch)), errdetail("%s", why)));
     return epoch / 1000 + kUnixToPostgresMs;
+}
+
+// The layout a function is given after the epoch: snowflake.layout's grammar
+// (src/core/layouts), "sonyflake" with Sonyflake's epoch only.
+Layout layout_argument(FunctionCallInfo fcinfo, int argument, std::int64_t epoch_ms) {
+    const char* layout_text = text_to_cstring(PG_GETARG_TEXT_PP(argument));
+    Layout layout = kDefaultLayout;
+    const char* problem = "";
+    if (!parse_node_layout(layout_text, epoch_ms, layout, problem))
+        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                        errmsg("invalid snowflake layout \"%s\": %s", layout_text, problem),
+                        errhint("A layout is written as for \"snowflake.layout\": default, js53, sonyflake_style, "
+                                "or \"[unit=<n>ms] time=<bits> worker=<bits> sequence=<bits>\"; other systems' "
+                                "ids decode with snowflake_decode_as.")));
+    return layout;
+}
+
+// The forms given an epoch and no layout decode the default layout. On a node
+// that generates another, they refuse rather than decode its ids wrongly.
+const Layout& default_layout_or_refuse(const char* function, const char* first) {
+    if (!(node_layout() == kDefaultLayout))
+        ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                        errmsg("%s(%s, epoch) decodes the default layout, but \"snowflake.layout\" is \"%s\"",
+                               function, first, layout_setting),
+                        errdetail("This node's ids decoded in the default layout would give a wrong time, worker "
+                                  "id and sequence."),
+                        errhint("Name the layout after the epoch, as in %s(%s, epoch, '%s').", function, first,
+                                layout_setting)));
+    return kDefaultLayout;
 }
 
 // An id of the layout: one with bits above it (js53: 2^53 and up) is refused.
@@ -163,8 +196,8 @@ SNOWFLAKE_FUNCTION(snowflake_from_jsonb) {
 // The epoch and layout of the one-argument (STABLE) forms: snowflake.epoch
 // and snowflake.layout, unless this node's ids were made under others (the
 // lease says so), when they refuse as generation does. Without preloading
-// there is no lease to compare with. The forms given an epoch decode the
-// default layout (other layouts: snowflake_decode_as, with both).
+// there is no lease to compare with. The forms given an epoch take the
+// layout too, or decode the default one where the node generates it.
 static const Layout& decoding_settings(std::int64_t& epoch_ms) {
     const SharedState* state = shared_state();
     if (state != nullptr && (state->blocked == Blocked::EpochChanged || state->blocked == Blocked::LayoutChanged))
@@ -181,7 +214,14 @@ SNOWFLAKE_FUNCTION(snowflake_decode) {
 
 SNOWFLAKE_FUNCTION(snowflake_decode_at) {
     const std::uint64_t id = id_or_refuse(PG_GETARG_INT64(0));
-    PG_RETURN_DATUM(fields_of(fcinfo, id, epoch_argument_unix_ms(PG_GETARG_TIMESTAMPTZ(1)), kDefaultLayout));
+    const std::int64_t epoch_ms = epoch_argument_unix_ms(PG_GETARG_TIMESTAMPTZ(1));
+    PG_RETURN_DATUM(fields_of(fcinfo, id, epoch_ms, default_layout_or_refuse("snowflake_decode", "id")));
+}
+
+SNOWFLAKE_FUNCTION(snowflake_decode_in) {
+    const std::uint64_t id = id_or_refuse(PG_GETARG_INT64(0));
+    const std::int64_t epoch_ms = epoch_argument_unix_ms(PG_GETARG_TIMESTAMPTZ(1));
+    PG_RETURN_DATUM(fields_of(fcinfo, id, epoch_ms, layout_argument(fcinfo, 2, epoch_ms)));
 }
 
 SNOWFLAKE_FUNCTION(snowflake_to_timestamp) {
@@ -192,7 +232,14 @@ SNOWFLAKE_FUNCTION(snowflake_to_timestamp) {
 
 SNOWFLAKE_FUNCTION(snowflake_to_timestamp_at) {
     const std::uint64_t id = id_or_refuse(PG_GETARG_INT64(0));
-    PG_RETURN_TIMESTAMPTZ(timestamp_of(id, epoch_argument_unix_ms(PG_GETARG_TIMESTAMPTZ(1)), kDefaultLayout));
+    const std::int64_t epoch_ms = epoch_argument_unix_ms(PG_GETARG_TIMESTAMPTZ(1));
+    PG_RETURN_TIMESTAMPTZ(timestamp_of(id, epoch_ms, default_layout_or_refuse("snowflake_to_timestamp", "id")));
+}
+
+SNOWFLAKE_FUNCTION(snowflake_to_timestamp_in) {
+    const std::uint64_t id = id_or_refuse(PG_GETARG_INT64(0));
+    const std::int64_t epoch_ms = epoch_argument_unix_ms(PG_GETARG_TIMESTAMPTZ(1));
+    PG_RETURN_TIMESTAMPTZ(timestamp_of(id, epoch_ms, layout_argument(fcinfo, 2, epoch_ms)));
 }
 
 SNOWFLAKE_FUNCTION(snowflake_from_timestamp) {
@@ -206,5 +253,14 @@ SNOWFLAKE_FUNCTION(snowflake_from_timestamp_at) {
     const TimestampTz epoch = PG_GETARG_TIMESTAMPTZ(1);
     const std::int64_t epoch_ms = epoch_argument_unix_ms(epoch);
     const char* epoch_text = psprintf("the epoch %s", timestamptz_to_str(epoch));
-    PG_RETURN_INT64(first_id_of(PG_GETARG_TIMESTAMPTZ(0), epoch_ms, epoch_text, kDefaultLayout));
+    const Layout& layout = default_layout_or_refuse("snowflake_from_timestamp", "ts");
+    PG_RETURN_INT64(first_id_of(PG_GETARG_TIMESTAMPTZ(0), epoch_ms, epoch_text, layout));
+}
+
+SNOWFLAKE_FUNCTION(snowflake_from_timestamp_in) {
+    const TimestampTz epoch = PG_GETARG_TIMESTAMPTZ(1);
+    const std::int64_t epoch_ms = epoch_argument_unix_ms(epoch);
+    const char* epoch_text = psprintf("the epoch %s", timestamptz_to_str(epoch));
+    const Layout layout = layout_argument(fcinfo, 2, epoch_ms);
+    PG_RETURN_INT64(first_id_of(PG_GETARG_TIMESTAMPTZ(0), epoch_ms, epoch_text, layout));
 }

@@ -6,6 +6,9 @@
 #   <!-- run by test/t/NNN.pl -->   another test runs it as printed
 #   <!-- new database -->            starts in a fresh database (the first
 #                                    block of a file always does)
+#   <!-- every layout -->            runs as the others, then also on servers
+#                                    generating js53 and 41/8/14, each in a
+#                                    fresh database after its page's first block
 # Otherwise a block runs in the database of the blocks before it, each
 # statement in turn in one psql session. Within a block:
 #   -- ERROR:  message        after a statement (on its line or the next):
@@ -26,6 +29,13 @@ my $root = $ENV{TESTDIR} // '.';
 
 my $node = snowflake_node('readme', 1, "timezone = 'UTC'\n");
 $node->start;
+# the other layouts, for the blocks marked <!-- every layout -->
+my %layout_nodes = map {
+	my ($name, $layout) = @$_;
+	my $other = snowflake_node("readme_$name", 1, "timezone = 'UTC'\nsnowflake.layout = '$layout'\n");
+	$other->start;
+	($layout => $other)
+} [ 'js53', 'js53' ], [ 'wide', 'time=41 worker=8 sequence=14' ];
 
 # The ```sql blocks of a markdown file: { file, line, mark, lines => [[n, text]] }.
 sub sql_blocks
@@ -108,7 +118,7 @@ sub statements
 		my ($code, $comment) = split_comment($text);
 		$current //= { line => $n, sql => '', rows => [] };
 		$current->{sql} .= "$code\n";
-		if ($code =~ /(;|\\gexec)\s*$/)
+		if ($code =~ /(;|\\gexec|\\gset)\s*$/)
 		{
 			push @statements, $current;
 			$last = $current;
@@ -125,7 +135,7 @@ sub statements
 # (a header first) and its error message, or undef.
 sub run_block
 {
-	my ($database, @statements) = @_;
+	my ($node, $database, @statements) = @_;
 	my $script = "\\pset footer off\n\\pset tuples_only off\n\\pset fieldsep '|'\n";
 	for my $i (0 .. $#statements)
 	{
@@ -142,11 +152,54 @@ sub run_block
 	return @results;
 }
 
-my @files = ('README.md', map { s{^\Q$root\E/}{}r } glob("$root/docs/*.md"));
 my ($database, $databases) = ('', 0);
+
+# Runs a block's statements on a node and checks each as printed.
+sub check_block
+{
+	my ($on, $label, $database, @statements) = @_;
+	my @results = run_block($on, $database, @statements);
+	for my $i (0 .. $#statements)
+	{
+		my ($statement, $result) = ($statements[$i], $results[$i]);
+		my $name = "$label$statement->{file}:$statement->{line}: " . ($statement->{sql} =~ s/\s+/ /gr =~ s/^\s+|\s+$//gr);
+		$name = substr($name, 0, 110) . '...' if length $name > 113;
+		if (!$result)
+		{
+			fail("$name: ran");
+			next;
+		}
+		if (defined $statement->{error})
+		{
+			is($result->{error}, $statement->{error}, "$name: fails as printed");
+			next;
+		}
+		is($result->{error}, undef, "$name: succeeds");
+		my @output = @{ $result->{output} };
+		is_deeply([ map { fields($_) } @output[ 1 .. $#output ] ], $statement->{rows},
+			"$name: the result printed")
+		  if @{ $statement->{rows} };
+		is_deeply([ map { fields($_) } @output ], $statement->{table}, "$name: the table printed")
+		  if $statement->{table};
+	}
+	return;
+}
+
+sub new_database
+{
+	my ($on, @statements) = @_;
+	my $name = 'readme_' . ++$databases;
+	$on->safe_psql('postgres', "CREATE DATABASE $name");
+	$on->safe_psql($name, 'CREATE EXTENSION snowflake')
+	  unless grep { $_->{sql} =~ /CREATE EXTENSION snowflake/ } @statements;
+	return $name;
+}
+
+my @files = ('README.md', map { s{^\Q$root\E/}{}r } glob("$root/docs/*.md"));
 for my $file (@files)
 {
 	my $first = 1;
+	my @setup;    # the page's first block
 	for my $block (sql_blocks($file))
 	{
 		my $where = "$file:$block->{line}";
@@ -164,42 +217,27 @@ for my $file (@files)
 			next;
 		}
 		die "$where: unknown mark <!-- $block->{mark} -->"
-		  if $block->{mark} ne '' && $block->{mark} ne 'new database';
-		my @statements = statements($block);
+		  if $block->{mark} !~ /^(|new database|every layout)$/;
+		my @statements = map { +{ %$_, file => $file } } statements($block);
+		my @before = @setup;    # what runs before it on the other layouts' servers
 		if ($first || $block->{mark} eq 'new database')
 		{
-			$database = 'readme_' . ++$databases;
-			$node->safe_psql('postgres', "CREATE DATABASE $database");
-			$node->safe_psql($database, 'CREATE EXTENSION snowflake')
-			  unless grep { $_->{sql} =~ /CREATE EXTENSION snowflake/ } @statements;
+			$database = new_database($node, @statements);
+			@setup = @statements if $first;
+			@before = ();
 			$first = 0;
 		}
-		my @results = run_block($database, @statements);
-		for my $i (0 .. $#statements)
+		check_block($node, '', $database, @statements);
+		next unless $block->{mark} eq 'every layout';
+		for my $layout (sort keys %layout_nodes)
 		{
-			my ($statement, $result) = ($statements[$i], $results[$i]);
-			my $name = "$file:$statement->{line}: " . ($statement->{sql} =~ s/\s+/ /gr =~ s/^\s+|\s+$//gr);
-			$name = substr($name, 0, 110) . '...' if length $name > 113;
-			if (!$result)
-			{
-				fail("$name: ran");
-				next;
-			}
-			if (defined $statement->{error})
-			{
-				is($result->{error}, $statement->{error}, "$name: fails as printed");
-				next;
-			}
-			is($result->{error}, undef, "$name: succeeds");
-			my @output = @{ $result->{output} };
-			is_deeply([ map { fields($_) } @output[ 1 .. $#output ] ], $statement->{rows},
-				"$name: the result printed")
-			  if @{ $statement->{rows} };
-			is_deeply([ map { fields($_) } @output ], $statement->{table}, "$name: the table printed")
-			  if $statement->{table};
+			my $on = $layout_nodes{$layout};
+			my $fresh = new_database($on, @before, @statements);
+			check_block($on, "[$layout] ", $fresh, @before, @statements);
 		}
 	}
 }
 
+$_->stop for values %layout_nodes;
 $node->stop;
 done_testing();

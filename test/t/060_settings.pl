@@ -140,7 +140,7 @@ for my $call ('snowflake_to_timestamp(1)', '(snowflake_decode(1)).ts',
 	"snowflake_from_timestamp('2026-01-01+00')")
 {
 	like(refused("SELECT $call"),
-		qr/parameter "snowflake\.epoch" changed from .*HINT:  Decode with the epoch of this node's ids, as in snowflake_to_timestamp\(id, '[^']+'\)/s,
+		qr/parameter "snowflake\.epoch" changed from .*HINT:  Decode with the epoch of this node's ids, as in snowflake_to_timestamp\(id, '[^']+', 'time=41 worker=10 sequence=12'\)/s,
 		"epoch changed: $call refuses, with the way to decode");
 }
 is($node->safe_psql('postgres',

@@ -1,5 +1,5 @@
 # Generation in other layouts: servers started with
-# snowflake.layout = 'time=41 worker=8 sequence=14', 'js53' and 'sonyflake'
+# snowflake.layout = 'time=41 worker=8 sequence=14', 'js53' and 'sonyflake_style'
 # generate bursts above 4,096 ids a millisecond, decode them and keep them
 # unique and increasing within the layout's cap (and, for js53, below 2^53);
 # the worker id follows the layout: each layout's range (0 to 255, 63, 65535)
@@ -119,6 +119,33 @@ is($node->safe_psql('postgres',
 		  . "snowflake_decode_as($id, 'epoch=2024-01-01 time=41 worker=8 sequence=14') a"),
 	't', '41/8/14: snowflake_decode reads the layout as snowflake_decode_as does');
 
+is($node->safe_psql('postgres',
+		"SELECT (d.ts, d.worker_id, d.sequence) = (i.ts, i.worker_id, i.sequence) "
+		  . "AND snowflake_to_timestamp($id, '2024-01-01+00', 'time=41 worker=8 sequence=14') = d.ts "
+		  . "AND snowflake_from_timestamp(d.ts, '2024-01-01+00', 'time=41 worker=8 sequence=14') = snowflake_from_timestamp(d.ts) "
+		  . "FROM snowflake_decode($id) d, snowflake_decode($id, '2024-01-01+00', 'time=41 worker=8 sequence=14') i"),
+	't', '41/8/14: the IMMUTABLE forms given the layout decode as the STABLE ones');
+# The forms given an epoch and no layout decode the default layout: here they
+# refuse (55000), naming the form with the layout, rather than decode wrongly.
+for my $form ([ 'snowflake_decode', "$id" ], [ 'snowflake_to_timestamp', "$id" ],
+	[ 'snowflake_from_timestamp', "now()" ])
+{
+	my ($function, $argument) = @$form;
+	my ($rc, $out, $err) = $node->psql('postgres',
+		"\\set VERBOSITY verbose\nSELECT $function($argument, '2024-01-01+00')");
+	my $first = $function eq 'snowflake_from_timestamp' ? 'ts' : 'id';
+	like($err,
+		qr/ERROR:  55000: \Q$function($first, epoch) decodes the default layout, but "snowflake.layout" is "time=41 worker=8 sequence=14"\E.*HINT:  \QName the layout after the epoch, as in $function($first, epoch, 'time=41 worker=8 sequence=14').\E/s,
+		"41/8/14: $function(…, epoch) refuses (55000), naming the form with the layout");
+}
+my ($rc0, $out0, $err0) = $node->psql('postgres', "SELECT * FROM snowflake_partition_bounds(now(), 'day', '2024-01-01+00')");
+like($err0, qr/decodes the default layout/, '41/8/14: snowflake_partition_bounds(ts, unit, epoch) refuses');
+is($node->safe_psql('postgres', q{
+SELECT (b.from_id, b.to_id) = (s.from_id, s.to_id)
+  FROM snowflake_partition_bounds(now(), 'month', '2024-01-01+00', 'time=41 worker=8 sequence=14') b,
+       snowflake_partition_bounds(now(), 'month') s}),
+	't', '41/8/14: snowflake_partition_bounds given the layout: the bounds of the STABLE form');
+
 is(read_lease($node)->{layout}, 'time=41 worker=8 sequence=14', '41/8/14: the lease file records the layout');
 
 # The worker id follows the layout: 0 to 255 under 8 bits (at reload the old
@@ -191,11 +218,32 @@ like($err, qr/snowflake id 9007199254740992 has bits above the 53 bits of "snowf
 	'js53: decoding 2^53 is refused');
 $js->stop;
 
-# Sonyflake-style: 10 ms units, the sequence above a 16-bit worker.
+# "sonyflake" is Sonyflake's layout with its epoch: under another epoch the
+# server does not start, naming sonyflake_style (its fields); under 2014-09-01
+# it starts, its ids decoding as snowflake_decode_as's "sonyflake".
 my $sony = snowflake_node('sonyflake', 65535, "snowflake.layout = 'sonyflake'\n");
-start_node($sony, 'sonyflake with worker id 65535');
-burst_checks($sony, 'sonyflake', 65535, 256, 10);
-worker_range_checks($sony, 'sonyflake', 16, 65535, 65535);
+$offset = -s $sony->logfile // 0;
+$started = $sony->start(fail_ok => 1);
+ok(!$started, "snowflake.layout = 'sonyflake' under the 2024 epoch: the server does not start");
+$sony->stop if $started;
+like(slurp_file($sony->logfile, $offset),
+	qr/invalid value for parameter "snowflake\.layout": "sonyflake": "sonyflake" is Sonyflake's layout with its epoch, 2014-09-01; its fields under another epoch are sonyflake_style/,
+	"snowflake.layout = 'sonyflake' under the 2024 epoch: the log names sonyflake_style");
+$sony->append_conf('postgresql.conf', "snowflake.epoch = '2014-09-01 00:00:00+00'\n");
+start_node($sony, "sonyflake under Sonyflake's epoch");
+$sony->safe_psql('postgres', 'CREATE EXTENSION snowflake');
+$id = $sony->safe_psql('postgres', 'SELECT snowflake_nextval()');
+is($sony->safe_psql('postgres',
+		"SELECT (d.ts, d.worker_id, d.sequence) = (a.ts, a.worker_id, a.sequence) FROM snowflake_decode($id) d, "
+		  . "snowflake_decode_as($id, 'sonyflake') a"),
+	't', "sonyflake under Sonyflake's epoch: its ids decode as snowflake_decode_as's sonyflake");
+$sony->stop;
+
+# Sonyflake-style: 10 ms units, the sequence above a 16-bit worker.
+$sony = snowflake_node('sonyflake_style', 65535, "snowflake.layout = 'sonyflake_style'\n");
+start_node($sony, 'sonyflake_style with worker id 65535');
+burst_checks($sony, 'sonyflake_style', 65535, 256, 10);
+worker_range_checks($sony, 'sonyflake_style', 16, 65535, 65535);
 is($sony->safe_psql('postgres', q{
 SELECT bool_and(extract(milliseconds FROM snowflake_to_timestamp(id))::numeric % 10 = 0) FROM burst}),
 	't', 'sonyflake: times are whole 10 ms units');

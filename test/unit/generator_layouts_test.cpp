@@ -116,7 +116,7 @@ TEST_P(GeneratorLayouts, TheLastUnitIsTheEnd) {
 
 INSTANTIATE_TEST_SUITE_P(Layouts, GeneratorLayouts,
                          testing::Values(Case{"default", 1023}, Case{"time=41 worker=8 sequence=14", 255},
-                                         Case{"js53", 63}, Case{"sonyflake", 65535},
+                                         Case{"js53", 63}, Case{"sonyflake_style", 65535},
                                          Case{"unit=10ms time=39 worker=16 sequence=8", 65535}),
                          [](const testing::TestParamInfo<Case>& info) {
                              std::string name;
@@ -138,8 +138,19 @@ TEST(NodeLayout, PresetsAndCustom) {
     // js53: every id below 2^53, for at least 60 years
     EXPECT_EQ(l.time_bits + l.worker_bits + l.sequence_bits, 53);
     EXPECT_GE(static_cast<double>(l.max_time + 1) * static_cast<double>(l.unit_ms), 60 * 365.25 * 86400e3);
-    ASSERT_TRUE(parse_node_layout("sonyflake", l, problem));
+    ASSERT_TRUE(parse_node_layout("sonyflake_style", l, problem));
     EXPECT_EQ(l, make_layout(10, 39, 16, 8, true));
+    // "sonyflake" means Sonyflake's layout, its epoch included: taken with that epoch only
+    EXPECT_FALSE(parse_node_layout("sonyflake", l, problem));
+    EXPECT_NE(std::string(problem).find("sonyflake_style"), std::string::npos) << problem;
+    EXPECT_FALSE(parse_node_layout("sonyflake", 1704067200000, l, problem));
+    l = kDefaultLayout;
+    ASSERT_TRUE(parse_node_layout("sonyflake", kSonyflakeEpochUnixMs, l, problem));
+    EXPECT_EQ(l, make_layout(10, 39, 16, 8, true));
+    IdLayout sony{};
+    ASSERT_TRUE(parse_layout("sonyflake", sony, problem));
+    EXPECT_EQ(sony.epoch_unix_ms, kSonyflakeEpochUnixMs);
+    EXPECT_EQ(static_cast<const Layout&>(sony), l);
     char text[kLayoutTextMax];
     format_node_layout(l, text);
     EXPECT_STREQ(text, "unit=10ms time=39 sequence=8 worker=16");

@@ -18,7 +18,7 @@ DROP ROLE IF EXISTS snowflake_hijacker;
 CREATE ROLE snowflake_hijacker;
 
 BEGIN;
-SELECT plan(92);
+SELECT plan(95);
 SET LOCAL search_path = public, pg_catalog;
 
 -- the extension's functions by language
@@ -54,8 +54,8 @@ SELECT is_empty(
         JOIN pg_proc p ON p.oid = f.oid JOIN pg_language l ON l.oid = p.prolang
        WHERE NOT (l.lanname IN ('c', 'internal') OR l.lanname = 'sql' AND p.prosqlbody IS NOT NULL)$$,
     'the functions behind the operators, casts and aggregates are C, internal or SQL-standard');
-SELECT is((SELECT count(*)::int FROM extension_function WHERE lanname IN ('sql', 'plpgsql')), 21,
-          'twenty-one SQL-language and PL/pgSQL functions to try');
+SELECT is((SELECT count(*)::int FROM extension_function WHERE lanname IN ('sql', 'plpgsql')), 27,
+          'twenty-seven SQL-language and PL/pgSQL functions to try');
 
 -- 2. what each such function gives, from a call with every identifier qualified
 --    (%1$s: the tag of the try, below; the call and what it must give)
@@ -80,6 +80,11 @@ INSERT INTO call VALUES
      NULL, $$SELECT b.* FROM (VALUES ('hour'::pg_catalog.text), ('day'), ('week'), ('month'), ('year')) v(u),
                   LATERAL public.snowflake_partition_bounds('2024-02-29 13:45:00+05'::timestamp with time zone, v.u,
                                                             '2015-01-01 00:00:00+00'::timestamp with time zone) b$$),
+    ('snowflake_partition_bounds(timestamptz,text,timestamptz,text)', 'every unit, an epoch and a layout given',
+     NULL, $$SELECT b.* FROM (VALUES ('hour'::pg_catalog.text), ('day'), ('week'), ('month'), ('year')) v(u),
+                  LATERAL public.snowflake_partition_bounds('2024-02-29 13:45:00+05'::timestamp with time zone, v.u,
+                                                            '2015-01-01 00:00:00+00'::timestamp with time zone,
+                                                            'js53'::pg_catalog.text) b$$),
     ('snowflake_partition_bounds(timestamptz,text)', 'every unit, snowflake.epoch',
      NULL, $$SELECT b.* FROM (VALUES ('hour'::pg_catalog.text), ('day'), ('week'), ('month'), ('year')) v(u),
                   LATERAL public.snowflake_partition_bounds('2024-12-31 23:59:59.999+00'::timestamp with time zone, v.u) b$$),
@@ -236,10 +241,12 @@ BEGIN
         ('substring', 'text, text', 'text'),
         ('snowflake_nextval', '', 'bigint'), ('snowflake_from_timestamp', 'timestamptz', 'bigint'),
         ('snowflake_from_timestamp', 'timestamptz, timestamptz', 'bigint'),
+        ('snowflake_from_timestamp', 'timestamptz, timestamptz, text', 'bigint'),
         ('snowflake_to_timestamp', 'bigint', 'timestamptz'), ('snowflake_to_timestamp', 'bigint, timestamptz', 'timestamptz'),
         ('snowflake_decode', 'bigint', 'public.snowflake_fields'), ('snowflake', 'jsonb', 'public.snowflake'),
         ('_snowflake_partition_unit', 'text', 'text'),
         ('snowflake_partition_bounds', 'timestamptz, text, timestamptz, OUT from_id bigint, OUT to_id bigint, OUT from_ts timestamptz, OUT to_ts timestamptz', 'record'),
+        ('snowflake_partition_bounds', 'timestamptz, text, timestamptz, text, OUT from_id bigint, OUT to_id bigint, OUT from_ts timestamptz, OUT to_ts timestamptz', 'record'),
         ('snowflake_partition_bounds', 'timestamptz, text, OUT from_id bigint, OUT to_id bigint, OUT from_ts timestamptz, OUT to_ts timestamptz', 'record'),
         ('snowflake_partitions', 'regclass', 'TABLE (partition regclass, from_id bigint, to_id bigint, from_ts timestamptz, to_ts timestamptz)')
         ) v(name, args, returns)
@@ -339,7 +346,7 @@ DROP OWNED BY snowflake_hijacker;
 SET LOCAL search_path = public, pg_catalog;
 
 SELECT is(result, expected, format('the role planted %s %s', expected, label))
-  FROM result JOIN (VALUES ('functions', '122'), ('operators', '39'), ('views', '13'), ('domains', '6')) v(label, expected) USING (label)
+  FROM result JOIN (VALUES ('functions', '124'), ('operators', '39'), ('views', '13'), ('domains', '6')) v(label, expected) USING (label)
  WHERE kind = 'count' ORDER BY label;
 
 SELECT is(c.result, e.result, format('%s, %s: %s', c.tag, c.fn, c.label))

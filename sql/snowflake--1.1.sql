@@ -1327,15 +1327,17 @@ COMMENT ON FUNCTION snowflake_repair_integer_ops() IS
 -- reinstated, never granted again. Grants record the life that made them.
 
 -- The server's identity, for the registry's functions: the registry's role
--- need not read pg_control.
+-- need not read pg_control. The extension's one SECURITY DEFINER function:
+-- its SQL-standard body is bound when made, never through a search_path.
 CREATE FUNCTION snowflake_registry_identity(OUT system_identifier bigint, OUT timeline bigint, OUT database_oid oid)
-    LANGUAGE sql VOLATILE PARALLEL UNSAFE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+    LANGUAGE sql VOLATILE PARALLEL UNSAFE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+BEGIN ATOMIC
     SELECT c.system_identifier,
            CASE WHEN pg_is_in_recovery() THEN NULL
                 ELSE ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::bigint END,
            (SELECT d.oid FROM pg_database d WHERE d.datname = current_database())
-      FROM pg_control_system() c
-$$;
+      FROM pg_control_system() c;
+END;
 COMMENT ON FUNCTION snowflake_registry_identity() IS 'the identity of the registry''s server and database: system identifier, timeline (NULL in recovery), database oid';
 
 -- The registry's shape for lives, on the settings and grants of a registry

@@ -90,8 +90,8 @@ like(query("EXPLAIN (COSTS OFF) SELECT name FROM accounts WHERE id = snowflake_f
 # Bad key files at reload: refused, naming the file and the rule, never the
 # key; the keys before stay.
 my @bad = (
-	[ 'group read (0640)', "0 $k256\n", 0640, qr/public key file "public_keys" has group or world access/ ],
-	[ 'world read (0604)', "0 $k256\n", 0604, qr/has group or world access/ ],
+	[ 'group read (0640)', "0 $k128\n", 0640, qr/public key file "public_keys" has group or world access/ ],
+	[ 'world read (0604)', "0 $k128\n", 0604, qr/has group or world access/ ],
 	[ 'a character that is no hexadecimal digit', '0 ' . substr($k256, 0, 31) . "G\n", 0600,
 		qr/invalid public key file "public_keys"\n.*DETAIL:  Line 1: a key is 32, 48 or 64 hexadecimal digits/ ],
 	[ '30 digits', "# c\n\n0 " . substr($k256, 0, 30) . "\n", 0600, qr/DETAIL:  Line 3: a key is 32, 48 or 64/ ],

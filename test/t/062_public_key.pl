@@ -63,6 +63,25 @@ is(query("SELECT snowflake_to_public($id, 0) = '$public' AND snowflake_from_publ
 	't', 'the forms given key id 0 are the same');
 is(query("SELECT current_setting('snowflake.public_key_file')"), 'public_keys', 'the setting shows the path');
 
+# The docs' example (docs/layouts-and-text-forms.md), in a database of its own:
+# each `-->` result as given, each `-- ERROR:` as given.
+{
+	my ($block) = readme_blocks('062_public_key.pl');
+	$node->safe_psql('postgres', 'CREATE DATABASE docs');
+	$node->safe_psql('docs', 'CREATE EXTENSION snowflake');
+	my @lines = split /\n/, $block;
+	for my $i (0 .. $#lines)
+	{
+		my $line = $lines[$i];
+		next if $line =~ /^--/ || $line !~ /\S/;
+		my ($sql, $result) = $line =~ /^(.*?;)\s*(?:-->\s*(\S+))?$/ or die "docs: $line";
+		my ($rc, $out, $err) = $node->psql('docs', $sql);
+		if (defined $result) { is($out, $result, "docs: $sql gives $result"); }
+		elsif (($lines[ $i + 1 ] // '') =~ /^-- (ERROR:  .*)$/) { like($err, qr/\Q$1\E/, "docs: $sql gives $1"); }
+		else { is($rc, 0, "docs: $sql runs"); }
+	}
+}
+
 # round trips over 100,000 consecutive ids and random ones; no two alike; no
 # visible order (Spearman's rank correlation; the docs give it)
 is( query(

@@ -221,6 +221,21 @@ $offset = -s $node->logfile;
 $node->start;
 unlike(slurp_file($node->logfile, $offset), qr/bound to another key/, 'the new binding holds at start');
 isnt(query("SELECT snowflake_from_public('$public')"), $id, 'after a restart: the new key of key id 0');
+
+# 1.0's setting left in postgresql.conf: refused at start and at reload, naming
+# the key file's setting and never quoting the key; the key file's keys serve.
+my $encoded = query("SELECT snowflake_to_public($id)");
+$node->append_conf('postgresql.conf', "snowflake.public_key = '$k128'\n");
+$node->stop;
+$offset = -s $node->logfile;
+$node->start;
+reload_and_wait($node);
+$log = slurp_file($node->logfile, $offset);
+like($log, qr/WARNING:  parameter "snowflake\.public_key" is no longer supported\n(?:.*\n)*?.*HINT:  .*"snowflake\.public_key_file"/,
+	"1.0's setting at start: refused, naming snowflake.public_key_file");
+like($log, qr/LOG:  parameter "snowflake\.public_key" is no longer supported/, "1.0's setting at reload: refused");
+unlike($log, qr/2B7E1516/i, "1.0's setting: the log does not quote the key");
+is(query("SELECT snowflake_to_public($id)"), $encoded, "1.0's setting: the key file's keys serve");
 $node->stop;
 
 done_testing();

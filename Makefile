@@ -3,7 +3,7 @@ EXTENSION = snowflake
 MODULE_big = snowflake
 # every install and upgrade script (a released one is never edited: docs/development.md)
 DATA = $(wildcard sql/snowflake--*.sql)
-CORE_OBJS = src/core/text.o src/core/codec.o src/core/layouts.o src/core/ff1.o
+CORE_OBJS = src/core/text.o src/core/codec.o src/core/layouts.o src/core/ff1.o src/core/keyfile.o
 OBJS = $(CORE_OBJS) src/pg/boundary.o src/pg/state.o src/pg/module.o src/pg/lease_file.o src/pg/lease_wal.o src/pg/lease_writer.o src/pg/fence.o src/pg/generate.o src/pg/type.o src/pg/ids.o src/pg/estimate.o src/pg/family.o src/pg/errors.o src/pg/public.o src/pg/registry.o
 # appended to, so that `make PG_CXXFLAGS=...` keeps C++20
 override PG_CXXFLAGS += -std=c++20 -Wno-register -Wno-missing-field-initializers
@@ -52,7 +52,7 @@ unit: $(GTEST_BIN) $(GTEST_BIN)-tsan $(GTEST_BIN)-asan
 # from a copy of its seeds (test/fuzz/corpus/<name>): new inputs go to a
 # temporary directory, never into the tree; a crashing input is kept as
 # test/fuzz/<name>_fuzz.crash-<sha1>. Short run: make fuzz FUZZ_SECONDS=10
-FUZZ_TARGETS = id timestamp lease base32 base62 layout public
+FUZZ_TARGETS = id timestamp lease base32 base62 layout public keyfile
 FUZZ_BINS = $(FUZZ_TARGETS:%=test/fuzz/%_fuzz)
 FUZZ_CXX = clang++ -std=c++20 -g -O1 -Wall -Wextra -Wno-string-concatenation -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 FUZZ_RUNS = 10000000

@@ -1831,3 +1831,42 @@ ALTER FUNCTION _snowflake_to_real(snowflake) LEAKPROOF;
 ALTER FUNCTION _snowflake_to_double(snowflake) LEAKPROOF;
 ALTER FUNCTION _snowflake_hash(snowflake) NOT LEAKPROOF;
 ALTER FUNCTION _snowflake_hash_extended(snowflake, bigint) NOT LEAKPROOF;
+
+-- secrets (issue 32): the keys of public ids live in the file that
+-- snowflake.public_key_file names, never in a setting, a catalog or a dump.
+-- 1.0's forms given the key as an argument put it into pg_indexes and every
+-- dump of an object that uses them: they are dropped, and the update refuses
+-- while an index, view or function uses them (docs/operations.md, "Public id
+-- keys", gives the way). The forms given a key id are IMMUTABLE: a key id
+-- keeps its key (its binding, pg_snowflake/public_keys) until retired on purpose.
+DO $$
+DECLARE
+    users text;
+BEGIN
+    SELECT string_agg(pg_describe_object(d.classid, d.objid, d.objsubid), ', ' ORDER BY 1)
+      INTO users
+      FROM pg_depend d
+     WHERE d.refclassid = 'pg_proc'::regclass AND d.deptype = 'n'
+       AND d.refobjid IN ('snowflake_to_public(bigint, bytea)'::regprocedure,
+                          'snowflake_from_public(text, bytea)'::regprocedure);
+    IF users IS NOT NULL THEN
+        RAISE EXCEPTION 'snowflake 1.1 drops snowflake_to_public(bigint, bytea) and snowflake_from_public(text, bytea), which % uses', users
+            USING ERRCODE = '55000',
+                  DETAIL = 'They take the key as an argument, which puts it into the catalog and every dump.',
+                  HINT = 'Drop what uses them, update, put the key in the file named by snowflake.public_key_file under key id 0 and create it again on snowflake_to_public(id, 0) or snowflake_from_public(text, 0): docs/operations.md, "Public id keys".';
+    END IF;
+END $$;
+DROP FUNCTION snowflake_to_public(bigint, bytea);
+DROP FUNCTION snowflake_from_public(text, bytea);
+CREATE FUNCTION snowflake_to_public(id bigint, key_id integer) RETURNS text
+    AS 'MODULE_PATHNAME', 'snowflake_to_public_key_id' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION snowflake_from_public(public_id text, key_id integer) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'snowflake_from_public_key_id' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION snowflake_retire_public_key_id(key_id integer) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'snowflake_retire_public_key_id' LANGUAGE C VOLATILE STRICT;
+REVOKE ALL ON FUNCTION snowflake_retire_public_key_id(integer) FROM PUBLIC;
+COMMENT ON FUNCTION snowflake_to_public(bigint) IS 'the public form of an id under the first key of snowflake.public_key_file: 13 characters that hide its time, node and volume';
+COMMENT ON FUNCTION snowflake_from_public(text) IS 'the id of a public form, under the key of snowflake.public_key_file it names: WHERE id = snowflake_from_public($1) reads the primary key';
+COMMENT ON FUNCTION snowflake_to_public(bigint, integer) IS 'the public form of an id under the key of snowflake.public_key_file with the key id given (0..3): for index expressions and generated columns';
+COMMENT ON FUNCTION snowflake_from_public(text, integer) IS 'the id of a public form made under the key id given (0..3)';
+COMMENT ON FUNCTION snowflake_retire_public_key_id(integer) IS 'unbinds a key id that snowflake.public_key_file no longer holds, so that a new key may take it (its old public ids then decode to other ids): superusers only';

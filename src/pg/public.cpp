@@ -1,96 +1,248 @@
 // Public ids: a keyed, reversible form of an id that hides its
 // time, node and volume — FF1 with AES over the id's 63 bits (src/core/ff1),
 // written as 13 Crockford base32 characters that also name the key
-// (src/core/codec). The key is snowflake.public_key, which only superusers
-// may read or set.
+// (src/core/codec). The keys are in the file snowflake.public_key_file names
+// (src/core/keyfile), read as PostgreSQL reads ssl_key_file: at start and at
+// reload, by every process; no setting, log line or catalog holds a key. A key
+// id is bound to its key's fingerprint in pg_snowflake/public_keys, which the
+// postmaster writes: a key file that binds a key id to another key is refused.
 #include "../core/codec.hpp"
 #include "../core/ff1.hpp"
+#include "../core/keyfile.hpp"
 #include "edge.hpp"
 
 extern "C" {
+#include "miscadmin.h"
+#include "common/file_perm.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 }
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 using namespace snowflake;
 using namespace snowflake::pg;
 
 namespace {
 
-// snowflake.public_key, parsed: "[<key id>:]<hex>[, ...]", the first the
-// current key (it encodes), every one decodes the public ids naming it.
-struct PublicKeys {
-    int count;
-    struct Entry {
-        unsigned id;  // 0..3
-        std::size_t length;
-        std::uint8_t bytes[32];
-    } keys[4];
-};
+constexpr char kBindingsDirectory[] = "pg_snowflake";
+constexpr char kBindingsPath[] = "pg_snowflake/public_keys";
+constexpr char kBindingsTemp[] = "pg_snowflake/public_keys.tmp";
 
-char* public_key_setting = nullptr;
-const PublicKeys* public_keys = nullptr;  // null: unset
+char* public_key_file_setting = nullptr;
+char* deprecated_public_key_setting = nullptr;
+const PublicKeys* public_keys = nullptr;  // null: no key loaded
 
-// OpenSSL contexts of the keys last used, for the life of the process: one
-// per key id of the setting, and one for the forms given a key.
-Ff1Key setting_cache[4];
-Ff1Key given_cache;
+// OpenSSL contexts of the keys last used, one per key id, for the life of the
+// process.
+Ff1Key key_cache[kKeyIds];
+Ff1Key given_cache;  // 1.0's forms given a key
 
-int hex_digit(char c) {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
-
-// The problem with a setting's text, or nullptr; never quotes the key.
-const char* parse_keys(const char* text, PublicKeys& keys) {
-    keys.count = 0;
-    for (const char* p = text;;) {
-        while (*p == ' ') ++p;
-        if (*p == '\0') break;
-        if (keys.count == 4) return "it holds more than 4 keys";
-        PublicKeys::Entry& entry = keys.keys[keys.count];
-        entry.id = 0;
-        if (p[0] >= '0' && p[0] <= '3' && p[1] == ':') {
-            entry.id = static_cast<unsigned>(p[0] - '0');
-            p += 2;
-        }
-        for (int i = 0; i < keys.count; ++i)
-            if (keys.keys[i].id == entry.id) return "two keys have one key id";
-        std::size_t digits = 0;
-        while (hex_digit(p[digits]) >= 0) ++digits;
-        if (digits != 32 && digits != 48 && digits != 64)
-            return "a key is 32, 48 or 64 hexadecimal digits (AES-128, AES-192, AES-256), after an optional key id 0..3 and a colon";
-        entry.length = digits / 2;
-        for (std::size_t i = 0; i < entry.length; ++i)
-            entry.bytes[i] = static_cast<std::uint8_t>(hex_digit(p[2 * i]) << 4 | hex_digit(p[2 * i + 1]));
-        p += digits;
-        ++keys.count;
-        while (*p == ' ') ++p;
-        if (*p == ',') ++p;
-        else if (*p != '\0') return "keys are separated by commas";
+// Reads at most `capacity` bytes of a file; -1 (errno set) on failure.
+ssize_t read_all(int fd, char* out, std::size_t capacity) {
+    std::size_t length = 0;
+    while (length < capacity) {
+        const ssize_t n = read(fd, out + length, capacity - length);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return -1;
+        if (n == 0) break;
+        length += static_cast<std::size_t>(n);
     }
-    return nullptr;
+    return static_cast<ssize_t>(length);
 }
 
-bool check_public_key(char** newval, void** extra, GucSource) {
-    PublicKeys keys;
-    if (const char* problem = parse_keys(*newval != nullptr ? *newval : "", keys)) {
-        GUC_check_errmsg("invalid value for parameter \"snowflake.public_key\"");
-        GUC_check_errdetail("%s", problem);
+// The bindings on disk (none when the file is missing); false, with the
+// check hook's message set, when unreadable or malformed.
+bool read_bindings(Bindings& bindings) {
+    bindings = Bindings{};
+    const int fd = open(kBindingsPath, O_RDONLY | O_CLOEXEC);
+    if (fd < 0 && errno == ENOENT) return true;
+    char text[kBindingsTextMax + 1];
+    const ssize_t length = fd < 0 ? -1 : read_all(fd, text, sizeof text);
+    const int saved = errno;
+    if (fd >= 0) close(fd);
+    errno = saved;
+    if (length < 0) {
+        GUC_check_errmsg("could not read file \"%s\": %m", kBindingsPath);
         return false;
     }
-    auto* parsed = static_cast<PublicKeys*>(guc_extra_alloc(sizeof(PublicKeys)));
-    if (parsed == nullptr) return false;
-    *parsed = keys;
-    *extra = parsed;
+    if (static_cast<std::size_t>(length) > kBindingsTextMax ||
+        !parse_bindings(text, static_cast<std::size_t>(length), bindings)) {
+        GUC_check_errmsg("file \"%s\" is corrupt", kBindingsPath);
+        GUC_check_errdetail("It binds each key id of public ids to the fingerprint of its key.");
+        GUC_check_errhint("Restore it from a backup of this data directory.");
+        return false;
+    }
     return true;
 }
 
-void assign_public_key(const char*, void* extra) {
+// Writes the bindings durably: a temp file, fsync, rename, fsync of the
+// directory. `directory` is the open pg_snowflake. errno on failure.
+bool write_bindings(const Bindings& bindings, int directory) {
+    char text[kBindingsTextMax];
+    const std::size_t length = format_bindings(bindings, text);
+    const int fd = open(kBindingsTemp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, S_IRUSR | S_IWUSR);
+    if (fd < 0) return false;
+    bool ok = write(fd, text, length) == static_cast<ssize_t>(length) && fsync(fd) == 0;
+    if (!ok && errno == 0) errno = ENOSPC;
+    const int saved = errno;
+    ok = close(fd) == 0 && ok;
+    if (!ok) {
+        errno = saved;
+        return false;
+    }
+    return rename(kBindingsTemp, kBindingsPath) == 0 && fsync(directory) == 0;
+}
+
+// pg_snowflake, open and locked (flock): the postmaster and
+// snowflake_retire_public_key_id() change the bindings under it. -1 on
+// failure, errno set.
+int lock_bindings() {
+    if (mkdir(kBindingsDirectory, pg_dir_create_mode) != 0 && errno != EEXIST) return -1;
+    const int fd = open(kBindingsDirectory, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    while (flock(fd, LOCK_EX) != 0) {
+        if (errno == EINTR) continue;
+        const int saved = errno;
+        close(fd);
+        errno = saved;
+        return -1;
+    }
+    return fd;
+}
+
+// The process that binds new key ids: the postmaster (at start and reload,
+// before its children reload), a single-user server, or a backend of a server
+// that did not preload the library. Other processes load bound keys only.
+bool binds_keys() { return !IsUnderPostmaster || shared_state() == nullptr; }
+
+// Checks the keys against their bindings and binds new key ids (or, in a
+// process that does not bind, leaves out keys not bound yet); false, with the
+// check hook's message set, when a key id is bound to another key.
+bool bind_or_refuse(PublicKeys& keys, const char* path) {
+    Bindings bindings;
+    if (!read_bindings(bindings)) return false;
+    unsigned key_id = 0;
+    Binding binding = check_bindings(keys, bindings, key_id);
+    if (binding == Binding::Unbound && binds_keys()) {
+        const int directory = lock_bindings();
+        if (directory < 0) {
+            GUC_check_errmsg("could not lock directory \"%s\": %m", kBindingsDirectory);
+            return false;
+        }
+        bool ok = read_bindings(bindings);  // under the lock
+        if (ok) binding = check_bindings(keys, bindings, key_id);
+        if (ok && binding == Binding::Unbound) {
+            ok = bind_keys(keys, bindings) && write_bindings(bindings, directory);
+            if (!ok) GUC_check_errmsg("could not write file \"%s\": %m", kBindingsPath);
+            binding = Binding::Same;
+        }
+        close(directory);
+        if (!ok) return false;
+    }
+    if (binding == Binding::Other) {
+        GUC_check_errcode(ERRCODE_CONFIG_FILE_ERROR);
+        GUC_check_errmsg("key id %u of public key file \"%s\" is bound to another key", key_id, path);
+        GUC_check_errdetail("Public ids under key id %u were made with the key this server first loaded under it "
+                            "(its fingerprint is in \"%s\"); another key would decode them to other ids.",
+                            key_id, kBindingsPath);
+        GUC_check_errhint("Give key id %u its key back, or put the new key under a key id that is not bound. "
+                          "To retire key id %u on purpose, remove its line, reload, and run SELECT "
+                          "snowflake_retire_public_key_id(%u).",
+                          key_id, key_id, key_id);
+        return false;
+    }
+    if (binding == Binding::Unbound) {  // not bound yet: the postmaster binds it at its next load
+        unsigned kept = 0;
+        for (unsigned i = 0; i < keys.count; ++i)
+            if (bindings.bound[keys.keys[i].id]) keys.keys[kept++] = keys.keys[i];
+        explicit_bzero(&keys.keys[kept], sizeof(PublicKey) * (keys.count - kept));
+        keys.count = kept;
+    }
+    return true;
+}
+
+// Reads the key file as PostgreSQL reads ssl_key_file; false, with the check
+// hook's message set, when it cannot be read, may be read by others or is
+// malformed. The messages name the file and the line, never a key.
+bool read_key_file(const char* path, PublicKeys& keys) {
+    GUC_check_errcode(ERRCODE_CONFIG_FILE_ERROR);
+    const int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        GUC_check_errcode(ERRCODE_UNDEFINED_FILE);
+        GUC_check_errmsg("could not open public key file \"%s\": %m", path);
+        return false;
+    }
+    struct stat st;
+    KeyFileMode mode = KeyFileMode::NotRegular;
+    if (fstat(fd, &st) == 0) mode = key_file_mode(st.st_uid, st.st_mode, geteuid());
+    if (mode != KeyFileMode::Ok) {
+        close(fd);
+        if (mode == KeyFileMode::NotRegular)
+            GUC_check_errmsg("public key file \"%s\" is not a regular file", path);
+        else if (mode == KeyFileMode::Owner)
+            GUC_check_errmsg("public key file \"%s\" must be owned by the database user or root", path);
+        else {
+            GUC_check_errmsg("public key file \"%s\" has group or world access", path);
+            GUC_check_errdetail("File must have permissions u=rw (0600) or less if owned by the database user, "
+                                "or permissions u=rw,g=r (0640) or less if owned by root.");
+        }
+        return false;
+    }
+    char text[kKeyFileMax + 1];
+    const ssize_t length = read_all(fd, text, sizeof text);
+    const int saved = errno;
+    close(fd);
+    if (length < 0) {
+        errno = saved;
+        GUC_check_errmsg("could not read public key file \"%s\": %m", path);
+        return false;
+    }
+    unsigned line = 0;
+    const char* problem = parse_public_keys(text, static_cast<std::size_t>(length), keys, line);
+    explicit_bzero(text, sizeof text);
+    if (problem != nullptr) {
+        GUC_check_errmsg("invalid public key file \"%s\"", path);
+        if (line > 0) GUC_check_errdetail("Line %u: %s.", line, problem);
+        else GUC_check_errdetail("%c%s.", pg_toupper(static_cast<unsigned char>(problem[0])), problem + 1);
+        GUC_check_errhint("A line is a key id 0..3, spaces, and 32, 48 or 64 hexadecimal digits; the first key "
+                          "encodes; # starts a comment.");
+        return false;
+    }
+    return bind_or_refuse(keys, path);
+}
+
+bool check_public_key_file(char** newval, void** extra, GucSource) {
+    PublicKeys keys{};
+    const char* path = *newval != nullptr ? *newval : "";
+    if (*path != '\0' && !read_key_file(path, keys)) return false;
+    auto* loaded = static_cast<PublicKeys*>(guc_extra_alloc(sizeof(PublicKeys)));
+    if (loaded == nullptr) return false;
+    *loaded = keys;
+    explicit_bzero(&keys, sizeof keys);
+    *extra = loaded;
+    return true;
+}
+
+void assign_public_key_file(const char*, void* extra) {
     const auto* keys = static_cast<const PublicKeys*>(extra);
     public_keys = keys != nullptr && keys->count > 0 ? keys : nullptr;
+}
+
+// 1.0's snowflake.public_key: a key in a setting is read by
+// pg_read_all_settings, logged at reload and kept by pg_stat_statements.
+bool check_deprecated_public_key(char** newval, void**, GucSource) {
+    if (*newval == nullptr || **newval == '\0') return true;
+    GUC_check_errcode(ERRCODE_FEATURE_NOT_SUPPORTED);
+    GUC_check_errmsg("parameter \"snowflake.public_key\" is no longer supported");
+    GUC_check_errdetail("A key in a setting is shown to members of pg_read_all_settings, written to the server "
+                        "log at reload and kept by pg_stat_statements.");
+    GUC_check_errhint("Put the keys in a file readable by the server's user only, a line \"<key id> <hex>\" "
+                      "each, and name it in \"snowflake.public_key_file\".");
+    return false;
 }
 
 // The cipher of a key, made once and kept while the key stays the same.
@@ -102,14 +254,29 @@ const Ff1Key& cipher_of(Ff1Key& cache, const std::uint8_t* bytes, std::size_t le
     return cache;
 }
 
+const Ff1Key& cipher_of(const PublicKey& key) { return cipher_of(key_cache[key.id], key.bytes, key.length); }
+
 const PublicKeys& keys_or_refuse() {
     if (public_keys == nullptr)
         ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-                        errmsg("parameter \"snowflake.public_key\" is not set"),
-                        errhint("A superuser sets it, to 32 or 64 hexadecimal digits of a random "
-                                "key: ALTER SYSTEM SET snowflake.public_key = '<hex>'; SELECT "
-                                "pg_reload_conf(); or give the key: snowflake_to_public(id, key).")));
+                        errmsg("no key of public ids is loaded"),
+                        errhint("Name a key file in postgresql.conf, snowflake.public_key_file = 'public_keys' (a "
+                                "file in the data directory, mode 0600, a line \"<key id> <hex>\" each), and "
+                                "reload; a file that could not be loaded is named in the server log.")));
     return *public_keys;
+}
+
+// The key loaded under a key id given as an argument.
+const PublicKey& key_of_id(std::int32_t key_id) {
+    if (key_id < 0 || key_id >= static_cast<std::int32_t>(kKeyIds))
+        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                        errmsg("a public id key id is 0..3, not %d", key_id)));
+    const PublicKeys& keys = keys_or_refuse();
+    for (unsigned i = 0; i < keys.count; ++i)
+        if (keys.keys[i].id == static_cast<unsigned>(key_id)) return keys.keys[i];
+    ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                    errmsg("the public key file holds no key id %d", key_id)));
+    pg_unreachable();
 }
 
 const Ff1Key& given_key(FunctionCallInfo fcinfo, int argument) {
@@ -148,17 +315,21 @@ Datum decoded(std::uint64_t id) {
 
 void snowflake::pg::define_public_key_setting() {
     DefineCustomStringVariable(
-        "snowflake.public_key", "Sets the keys of public ids: [<key id>:]<hex>[, ...], the first encodes.",
-        "Readable and settable by superusers only; empty: unset.", &public_key_setting, "", PGC_SUSET,
-        GUC_SUPERUSER_ONLY, SNOWFLAKE_CALLBACK(check_public_key, ERROR),
-        SNOWFLAKE_CALLBACK(assign_public_key, ERROR), nullptr);
+        "snowflake.public_key_file", "Sets the file of the keys of public ids.",
+        "Relative to the data directory; a line \"<key id> <hex>\" each, the first encodes; empty: no key.",
+        &public_key_file_setting, "", PGC_SIGHUP, GUC_SUPERUSER_ONLY,
+        SNOWFLAKE_CALLBACK(check_public_key_file, ERROR), SNOWFLAKE_CALLBACK(assign_public_key_file, ERROR),
+        nullptr);
+    DefineCustomStringVariable(
+        "snowflake.public_key", "No longer supported: see snowflake.public_key_file.", nullptr,
+        &deprecated_public_key_setting, "", PGC_SUSET, GUC_SUPERUSER_ONLY | GUC_NO_SHOW_ALL | GUC_NOT_IN_SAMPLE,
+        SNOWFLAKE_CALLBACK(check_deprecated_public_key, ERROR), nullptr, nullptr);
 }
 
 SNOWFLAKE_FUNCTION(snowflake_to_public) {
     const std::uint64_t id = id_or_refuse(PG_GETARG_INT64(0));
-    const PublicKeys::Entry& entry = keys_or_refuse().keys[0];
-    const Ff1Key& key = cipher_of(setting_cache[entry.id], entry.bytes, entry.length);
-    return public_text(ff1_encrypt_id(key, id), entry.id);
+    const PublicKey& key = keys_or_refuse().keys[0];
+    return public_text(ff1_encrypt_id(cipher_of(key), id), key.id);
 }
 
 SNOWFLAKE_FUNCTION(snowflake_from_public) {
@@ -166,16 +337,73 @@ SNOWFLAKE_FUNCTION(snowflake_from_public) {
     unsigned key_id = 0;
     const std::uint64_t value = parse_or_refuse(input, key_id);
     const PublicKeys& keys = keys_or_refuse();
-    for (int i = 0; i < keys.count; ++i) {
-        const PublicKeys::Entry& entry = keys.keys[i];
-        if (entry.id == key_id) return decoded(ff1_decrypt_id(cipher_of(setting_cache[entry.id], entry.bytes, entry.length), value));
-    }
+    for (unsigned i = 0; i < keys.count; ++i)
+        if (keys.keys[i].id == key_id) return decoded(ff1_decrypt_id(cipher_of(keys.keys[i]), value));
     ereport(ERROR, (errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
-                    errmsg("public snowflake id \"%s\" names key id %u, which \"snowflake.public_key\" does not hold",
+                    errmsg("public snowflake id \"%s\" names key id %u, which the public key file does not hold",
                            input, key_id),
-                    errhint("Its key was rotated out: add it back after the current key, as '%u:<hex>'.",
+                    errhint("Its key was rotated out: put its line \"%u <hex>\" back in the file named by "
+                            "\"snowflake.public_key_file\" and reload.",
                             key_id)));
     PG_RETURN_NULL();
+}
+
+// IMMUTABLE: a key id keeps its key (its binding) until retired on purpose.
+SNOWFLAKE_FUNCTION(snowflake_to_public_key_id) {
+    const std::uint64_t id = id_or_refuse(PG_GETARG_INT64(0));
+    const PublicKey& key = key_of_id(PG_GETARG_INT32(1));
+    return public_text(ff1_encrypt_id(cipher_of(key), id), key.id);
+}
+
+SNOWFLAKE_FUNCTION(snowflake_from_public_key_id) {
+    const char* input = text_to_cstring(PG_GETARG_TEXT_PP(0));
+    unsigned key_id = 0;
+    const std::uint64_t value = parse_or_refuse(input, key_id);
+    const PublicKey& key = key_of_id(PG_GETARG_INT32(1));
+    if (key_id != key.id)
+        ereport(ERROR, (errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
+                        errmsg("public snowflake id \"%s\" names key id %u, not key id %u", input, key_id, key.id)));
+    return decoded(ff1_decrypt_id(cipher_of(key), value));
+}
+
+// Unbinds a key id that the key file no longer holds, so that another key
+// may take it: its old public ids then decode to other ids. true if it was
+// bound.
+SNOWFLAKE_FUNCTION(snowflake_retire_public_key_id) {
+    const std::int32_t key_id = PG_GETARG_INT32(0);
+    if (key_id < 0 || key_id >= static_cast<std::int32_t>(kKeyIds))
+        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                        errmsg("a public id key id is 0..3, not %d", key_id)));
+    if (public_keys != nullptr)
+        for (unsigned i = 0; i < public_keys->count; ++i)
+            if (public_keys->keys[i].id == static_cast<unsigned>(key_id))
+                ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                                errmsg("the public key file holds key id %d", key_id),
+                                errhint("Remove its line from the file named by \"snowflake.public_key_file\", "
+                                        "reload, then retire it.")));
+    // no ERROR while the lock is held: the problem is reported after
+    enum class Problem { None, Lock, Read, Write } problem = Problem::None;
+    bool was_bound = false;
+    const int directory = lock_bindings();
+    Bindings bindings;
+    if (directory < 0) problem = Problem::Lock;
+    else if (!read_bindings(bindings)) problem = Problem::Read;
+    else if (bindings.bound[key_id]) {
+        was_bound = true;
+        bindings.bound[key_id] = false;
+        if (!write_bindings(bindings, directory)) problem = Problem::Write;
+    }
+    const int saved = errno;
+    if (directory >= 0) close(directory);
+    errno = saved;
+    if (problem == Problem::Lock)
+        ereport(ERROR, (errcode_for_file_access(), errmsg("could not lock directory \"%s\": %m", kBindingsDirectory)));
+    if (problem == Problem::Read)
+        ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED), errmsg("%s", GUC_check_errmsg_string)));
+    if (problem == Problem::Write)
+        ereport(ERROR, (errcode_for_file_access(), errmsg("could not write file \"%s\": %m", kBindingsPath)));
+    if (was_bound) ereport(LOG, (errmsg("public id key id %d retired: another key may take it", key_id)));
+    PG_RETURN_BOOL(was_bound);
 }
 
 SNOWFLAKE_FUNCTION(snowflake_to_public_with_key) {

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <string>
 
 // The fuzz data and a NUL, in a block of exactly that size: a read past the
 // NUL is an ASan error.

@@ -1,13 +1,12 @@
-# snowflake.public_key, the key of public ids, as the server reads it from the
-# configuration (what the setting accepts today): keys with characters other
-# than hexadecimal digits, of a length that is no AES key's, more than four
-# keys, a key id out of 0..3 or taken twice, or keys not separated by commas
-# are refused with a message that names the setting, the rule broken and never
-# the key: at reload the key before stays in effect; at start (a WARNING, as
-# PostgreSQL gives for a preloaded library's setting) the server runs without
-# a key, and the functions refuse (55000). 32, 48 and 64 digits (AES-128,
-# -192, -256), either case, and up to four keys with key ids are accepted, at
-# reload and at start, the first one encoding.
+# The keys of public ids, in the file snowflake.public_key_file names (as
+# ssl_key_file): read at start and at reload, refused — naming the file, the
+# line and the rule, never the key — when it may be read by others than the
+# server's user, cannot be read, or is malformed; then at reload the keys
+# before stay, at start (a WARNING, as PostgreSQL gives for a preloaded
+# library's setting) the server runs without keys and the functions refuse
+# (55000). The forms are pinned (NIST's sample key), rotation keeps old public
+# ids decoding, a key id once bound to a key is refused with another (at
+# reload and at start) until retired on purpose.
 use strict;
 use warnings FATAL => 'all';
 
@@ -21,92 +20,222 @@ my $k192 = '2B7E151628AED2A6ABF7158809CF4F3CEF4359D8D580AA4F';
 my $k256 = '000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f';
 my $id   = 382741621101301760;
 
-my $length = qr/a key is 32, 48 or 64 hexadecimal digits \(AES-128, AES-192, AES-256\)/;
-my @bad = (
-	[ 'a character that is no hexadecimal digit', substr($k128, 0, 31) . 'G', $length ],
-	[ 'a character after the digits', "${k128}!", qr/keys are separated by commas/ ],
-	[ 'a space inside the digits', substr($k128, 0, 16) . ' ' . substr($k128, 16), $length ],
-	[ 'a non-ASCII character', substr($k128, 0, 31) . "\x{e9}", $length ],
-	[ '30 digits', substr($k128, 0, 30), $length ],
-	[ '40 digits', $k128 . '01234567', $length ],
-	[ '66 digits', $k256 . '20', $length ],
-	[ 'five keys', join(', ', "0:$k128", "1:$k128", "2:$k128", "3:$k128", $k128), qr/it holds more than 4 keys/ ],
-	[ 'key id 4', "4:$k128", $length ],
-	[ 'a key id taken twice', "0:$k128, 0:$k256", qr/two keys have one key id/ ],
-	[ 'a key without its digits', "1:, 0:$k128", $length ]);
-my @good = (
-	[ 'AES-128, upper case', $k128 ],
-	[ 'AES-192', $k192 ],
-	[ 'AES-256, lower case', $k256 ],
-	[ 'four keys with key ids', "3:$k256, 0:$k128, 1:$k192, 2:" . lc($k128) ]);
-
 # the first character of a public id names its key id (0..3)
 my @first_character = (qr/^[0-7]/, qr/^[89A-F]/, qr/^[G-HJKMNP-Q]/, qr/^[R-TV-Z]/);
 
-my $node = snowflake_node('public_key', 1, "snowflake.public_key = '$k128'\n");
-$node->start;
-$node->safe_psql('postgres', 'CREATE EXTENSION snowflake');
+my $node = snowflake_node('public_key', 1, "snowflake.public_key_file = 'public_keys'\n");
+my $key_file = $node->data_dir . '/public_keys';
+
+# Writes the key file, with the mode given (0600 unless said).
+sub write_keys
+{
+	my ($text, $mode) = @_;
+	unlink $key_file;
+	open my $fh, '>', $key_file or die "$key_file: $!";
+	print $fh $text;
+	close $fh;
+	chmod($mode // 0600, $key_file) or die "$key_file: $!";
+	return;
+}
 
 sub query { return $node->safe_psql('postgres', $_[0]); }
 
-my $public = query("SELECT snowflake_to_public($id)");
-is($public, '47EC4SRMJGW8W', 'the key from postgresql.conf encodes as documented');
+# The error of a statement, verbose (with its SQLSTATE).
+sub error_of
+{
+	my ($rc, $out, $err) = $node->psql('postgres', $_[0], extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+	return $err;
+}
 
-# At reload: refused, the log names the setting and the rule, never the key;
-# the key before stays.
+write_keys("# keys of public ids: the first encodes\n0 $k128\n");
+$node->start;
+$node->safe_psql('postgres', 'CREATE EXTENSION snowflake');
+
+# NIST's AES-128 sample key: the forms are pinned (the docs give them).
+is( query(
+		"SELECT string_agg(snowflake_to_public(id), ' ' ORDER BY id) FROM unnest(ARRAY[0, 1, 2, 382741621101301760, 382741621101301761, 9223372036854775807]::bigint[]) id"
+	),
+	'6DK2SGWF676WD 0TV5WV06VX97E 0ZWPK864YYPZM 47EC4SRMJGW8W 2W85RVFDDYXDE 3EQNHFHSJNVMP',
+	'the key from the key file encodes as documented');
+my $public = query("SELECT snowflake_to_public($id)");
+is(query("SELECT snowflake_from_public(lower('$public'))"), $id, 'decoded in any case');
+is(query("SELECT snowflake_to_public($id, 0) = '$public' AND snowflake_from_public('$public', 0) = $id"),
+	't', 'the forms given key id 0 are the same');
+is(query("SELECT current_setting('snowflake.public_key_file')"), 'public_keys', 'the setting shows the path');
+
+# The docs' example (docs/layouts-and-text-forms.md), in a database of its own:
+# each `-->` result as given, each `-- ERROR:` as given.
+{
+	my ($block) = readme_blocks('062_public_key.pl');
+	$node->safe_psql('postgres', 'CREATE DATABASE docs');
+	$node->safe_psql('docs', 'CREATE EXTENSION snowflake');
+	my @lines = split /\n/, $block;
+	for my $i (0 .. $#lines)
+	{
+		my $line = $lines[$i];
+		next if $line =~ /^--/ || $line !~ /\S/;
+		my ($sql, $result) = $line =~ /^(.*?;)\s*(?:-->\s*(\S+))?$/ or die "docs: $line";
+		my ($rc, $out, $err) = $node->psql('docs', $sql);
+		if (defined $result) { is($out, $result, "docs: $sql gives $result"); }
+		elsif (($lines[ $i + 1 ] // '') =~ /^-- (ERROR:  .*)$/) { like($err, qr/\Q$1\E/, "docs: $sql gives $1"); }
+		else { is($rc, 0, "docs: $sql runs"); }
+	}
+}
+
+# round trips over 100,000 consecutive ids and random ones; no two alike; no
+# visible order (Spearman's rank correlation; the docs give it)
+is( query(
+		"SELECT count(DISTINCT p) = 100000 AND bool_and(snowflake_from_public(p) = id) FROM (SELECT id, snowflake_to_public(id) AS p FROM generate_series($id, $id + 99999) id) s"
+	),
+	't',
+	'100,000 consecutive ids: distinct forms that round-trip');
+is( query(
+		"SELECT bool_and(snowflake_from_public(snowflake_to_public(id)) = id) FROM (SELECT (random() * 9223372036854775807)::bigint AS id FROM generate_series(1, 10000)) s"
+	),
+	't',
+	'10,000 random ids round-trip');
+my $rho = query(
+	"SELECT round(corr(id_rank, public_rank)::numeric, 4) FROM (SELECT rank() OVER (ORDER BY id) AS id_rank, rank() OVER (ORDER BY p COLLATE \"C\") AS public_rank FROM (SELECT id, snowflake_to_public(id) AS p FROM generate_series($id, $id + 99999) id) s) r"
+);
+ok(abs($rho) < 0.01, "no visible order: rank correlation $rho below 0.01");
+is($rho, '0.0018', 'the rank correlation the docs give');
+
+# a lookup by public id reads the primary key
+query("CREATE TABLE accounts (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), name text);
+       INSERT INTO accounts (name) SELECT 'a' || g FROM generate_series(1, 1000) g; ANALYZE accounts");
+like(query("EXPLAIN (COSTS OFF) SELECT name FROM accounts WHERE id = snowflake_from_public('$public')"),
+	qr/Index Scan using accounts_pkey/, 'a lookup by public id is a primary key scan');
+
+# Bad key files at reload: refused, naming the file and the rule, never the
+# key; the keys before stay.
+my @bad = (
+	[ 'group read (0640)', "0 $k128\n", 0640, qr/public key file "public_keys" has group or world access/ ],
+	[ 'world read (0604)', "0 $k128\n", 0604, qr/has group or world access/ ],
+	[ 'a character that is no hexadecimal digit', '0 ' . substr($k256, 0, 31) . "G\n", 0600,
+		qr/invalid public key file "public_keys"\n.*DETAIL:  Line 1: a key is 32, 48 or 64 hexadecimal digits/ ],
+	[ '30 digits', "# c\n\n0 " . substr($k256, 0, 30) . "\n", 0600, qr/DETAIL:  Line 3: a key is 32, 48 or 64/ ],
+	[ 'a key id out of 0..3', "4 $k256\n", 0600, qr/DETAIL:  Line 1: a line is a key id 0..3 and its key/ ],
+	[ "1.0's form", "0:$k256\n", 0600, qr/DETAIL:  Line 1: a line is a key id 0..3 and its key/ ],
+	[ 'a key id taken twice', "2 $k256\n2 $k192\n", 0600, qr/DETAIL:  Line 2: two keys have one key id/ ],
+	[ 'five keys', join('', map { "$_ $k256\n" } 0, 1, 2, 3, 0), 0600, qr/DETAIL:  Line 5: the file holds more than 4 keys/ ],
+	[ 'no key', "# nothing\n", 0600, qr/DETAIL:  The file holds no key/ ],
+	[ 'no file', undef, undef, qr/could not open public key file "public_keys": No such file or directory/ ]);
 for my $case (@bad)
 {
-	my ($what, $value, $rule) = @$case;
+	my ($what, $text, $mode, $rule) = @$case;
 	my $offset = -s $node->logfile;
-	$node->adjust_conf('postgresql.conf', 'snowflake.public_key', "'$value'");
+	if (defined $text) { write_keys($text, $mode); }
+	else               { unlink $key_file; }
 	reload_and_wait($node);
 	my $log = slurp_file($node->logfile, $offset);
 	like($log, qr/contains errors/, "reload with $what: the configuration is refused");
-	like($log, qr/invalid value for parameter "snowflake\.public_key"\n.*DETAIL:  $rule/,
-		"reload with $what: the log names the setting and the rule");
-	my ($digits) = $value =~ /([0-9A-Fa-f]{16,})/;
-	unlike($log, qr/\Q$digits\E/i, "reload with $what: the log does not quote the key");
-	is(query("SELECT snowflake_to_public($id)"), $public, "reload with $what: the key before stays");
+	like($log, $rule, "reload with $what: the log names the file and the rule");
+	unlike($log, qr/2B7E1516|00010203040506/i, "reload with $what: the log does not quote a key");
+	is(query("SELECT snowflake_to_public($id)"), $public, "reload with $what: the keys before stay");
 }
 
-# Good keys at reload: in effect, each encoding and decoding under its key id.
-for my $case (@good)
-{
-	my ($what, $value) = @$case;
-	$node->adjust_conf('postgresql.conf', 'snowflake.public_key', "'$value'");
-	reload_and_wait($node);
-	is(query("SELECT current_setting('snowflake.public_key')"), $value, "reload with $what: in effect");
-	my $text = query("SELECT snowflake_to_public($id)");
-	is(query("SELECT snowflake_from_public('$text')"), $id, "reload with $what: round trip");
-	my ($key_id, $hex) = $value =~ /^(?:(\d):)?([0-9A-Fa-f]+)/;
-	like($text, $first_character[ $key_id // 0 ], "reload with $what: the public id names the first key's id");
-	is(query("SELECT snowflake_to_public($id, decode('$hex', 'hex'))"), $text,
-		"reload with $what: the first key encodes") unless $key_id;
-}
+# Rotation: the new key first (key id 1), the old one after it; old public ids
+# decode, new ones name key id 1.
+write_keys("1 $k256\n0 $k128\n");
+reload_and_wait($node);
+query("CREATE TABLE old_forms AS SELECT id, snowflake_to_public(id, 0) AS p FROM generate_series(1, 1000) id");
+is(query('SELECT bool_and(snowflake_from_public(p) = id) FROM old_forms'), 't', 'rotation: old public ids decode');
+is( query(
+		"SELECT bool_and(snowflake_to_public(id) ~ '^[89A-F]' AND snowflake_from_public(snowflake_to_public(id)) = id) FROM generate_series(1, 1000) id"
+	),
+	't',
+	'rotation: the first key (key id 1) encodes');
+# another key gives unrelated forms
+is( query(
+		"SELECT count(*) FILTER (WHERE substr(a, 2) = substr(b, 2)) = 0 AND abs(corr(ra, rb)) < 0.02 FROM (SELECT a, b, rank() OVER (ORDER BY a COLLATE \"C\") AS ra, rank() OVER (ORDER BY b COLLATE \"C\") AS rb FROM (SELECT snowflake_to_public(id, 0) AS a, snowflake_to_public(id, 1) AS b FROM generate_series(1, 50000) id) s) r"
+	),
+	't',
+	'another key gives unrelated forms');
 
-# At start: the value is refused, the server runs without a key.
+# The old key dropped: its public ids are refused, naming the key id.
+write_keys("1 $k256\n");
+reload_and_wait($node);
+like(error_of("SELECT snowflake_from_public('$public')"),
+	qr/ERROR:  22P02: public snowflake id "$public" names key id 0, which the public key file does not hold/,
+	'a public id under a dropped key id is refused (22P02)');
+like(error_of('SELECT snowflake_to_public(1, 0)'), qr/ERROR:  55000: the public key file holds no key id 0/,
+	'the form given a dropped key id refuses (55000)');
+
+# A key id bound to another key: refused at reload, naming the key id; the keys before stay.
+my $offset = -s $node->logfile;
+write_keys("1 $k256\n0 $k192\n");
+reload_and_wait($node);
+my $log = slurp_file($node->logfile, $offset);
+like($log, qr/key id 0 of public key file "public_keys" is bound to another key/,
+	'reload with key id 0 bound to another key: refused, naming the key id');
+like($log, qr/snowflake_retire_public_key_id\(0\)/, 'the hint names the way to retire it');
+unlike($log, qr/2B7E1516|00010203040506/i, 'the refusal quotes no key');
+like(error_of("SELECT snowflake_from_public('$public')"), qr/names key id 0, which the public key file does not hold/,
+	'reload with key id 0 bound to another key: the keys before stay');
+my $bindings = slurp_file($node->data_dir . '/pg_snowflake/public_keys');
+unlike($bindings, qr/2B7E1516|00010203040506/i, 'the bindings hold no key');
+is(join(' ', $bindings =~ /^([0-3]) [0-9a-f]{32}$/mg), '0 1', 'the bindings: key ids 0 and 1, a 16-byte fingerprint each');
+
+# ... and at start: the server runs without keys.
 $node->stop;
-for my $case (@bad)
-{
-	my ($what, $value, $rule) = @$case;
-	my $offset = -s $node->logfile;
-	$node->adjust_conf('postgresql.conf', 'snowflake.public_key', "'$value'");
-	$node->start;
-	my $log = slurp_file($node->logfile, $offset);
-	like($log, qr/invalid value for parameter "snowflake\.public_key"\n.*DETAIL:  $rule/,
-		"start with $what: the log names the setting and the rule");
-	my ($digits) = $value =~ /([0-9A-Fa-f]{16,})/;
-	unlike($log, qr/\Q$digits\E/i, "start with $what: the log does not quote the key");
-	my ($rc, $out, $err) = $node->psql('postgres', "SELECT snowflake_to_public($id)", on_error_stop => 1,
-		extra_params => [ '-v', 'VERBOSITY=verbose' ]);
-	like($err, qr/ERROR:  55000: parameter "snowflake\.public_key" is not set/,
-		"start with $what: no key in effect, snowflake_to_public refuses (55000)");
-	$node->stop;
-}
-$node->adjust_conf('postgresql.conf', 'snowflake.public_key', "'1:$k256, 0:$k128'");
+$offset = -s $node->logfile;
 $node->start;
-is(query("SELECT snowflake_from_public('$public')"), $id, 'start with two keys: the old key decodes');
-like(query("SELECT snowflake_to_public($id)"), $first_character[1], 'start with two keys: the first (key id 1) encodes');
+like(slurp_file($node->logfile, $offset), qr/WARNING:  key id 0 of public key file "public_keys" is bound to another key/,
+	'start with key id 0 bound to another key: refused, naming the key id');
+like(error_of("SELECT snowflake_to_public($id)"), qr/ERROR:  55000: no key of public ids is loaded/,
+	'start with key id 0 bound to another key: no key, snowflake_to_public refuses (55000)');
+
+# Bad files at start: a WARNING, no key.
+for my $case (@bad[ 0, 2 ])
+{
+	my ($what, $text, $mode, $rule) = @$case;
+	$node->stop;
+	write_keys($text, $mode);
+	$offset = -s $node->logfile;
+	$node->start;
+	$log = slurp_file($node->logfile, $offset);
+	like($log, $rule, "start with $what: the log names the file and the rule");
+	unlike($log, qr/2B7E1516|00010203040506/i, "start with $what: the log does not quote a key");
+	like(error_of("SELECT snowflake_to_public($id)"), qr/ERROR:  55000: no key of public ids is loaded/,
+		"start with $what: no key, snowflake_to_public refuses (55000)");
+}
+
+# Retiring key id 0 on purpose: refused while the file holds it; then a new
+# key may take it, and its old public ids decode to other ids.
+write_keys("0 $k128\n1 $k256\n");
+reload_and_wait($node);
+is(query("SELECT snowflake_from_public('$public')"), $id, 'key id 0 back with its key: its public ids decode');
+like(error_of('SELECT snowflake_retire_public_key_id(0)'), qr/ERROR:  55000: the public key file holds key id 0/,
+	'a key id the file holds cannot be retired (55000)');
+write_keys("1 $k256\n");
+reload_and_wait($node);
+is(query('SELECT snowflake_retire_public_key_id(0)'), 't', 'key id 0 retired');
+is(query('SELECT snowflake_retire_public_key_id(0)'), 'f', 'retiring it again: it was not bound');
+write_keys("1 $k256\n0 $k192\n");
+reload_and_wait($node);
+isnt(query("SELECT snowflake_from_public('$public')"), $id,
+	'a new key under the retired key id: accepted, old public ids decode to another id');
+like(query("SELECT snowflake_to_public($id)"), $first_character[1], 'the first key (key id 1) encodes');
+$node->stop;
+$offset = -s $node->logfile;
+$node->start;
+unlike(slurp_file($node->logfile, $offset), qr/bound to another key/, 'the new binding holds at start');
+isnt(query("SELECT snowflake_from_public('$public')"), $id, 'after a restart: the new key of key id 0');
+
+# 1.0's setting left in postgresql.conf: refused at start and at reload, naming
+# the key file's setting and never quoting the key; the key file's keys serve.
+my $encoded = query("SELECT snowflake_to_public($id)");
+$node->append_conf('postgresql.conf', "snowflake.public_key = '$k128'\n");
+$node->stop;
+$offset = -s $node->logfile;
+$node->start;
+reload_and_wait($node);
+$log = slurp_file($node->logfile, $offset);
+like($log, qr/WARNING:  parameter "snowflake\.public_key" is no longer supported\n(?:.*\n)*?.*HINT:  .*"snowflake\.public_key_file"/,
+	"1.0's setting at start: refused, naming snowflake.public_key_file");
+like($log, qr/LOG:  parameter "snowflake\.public_key" is no longer supported/, "1.0's setting at reload: refused");
+unlike($log, qr/2B7E1516/i, "1.0's setting: the log does not quote the key");
+is(query("SELECT snowflake_to_public($id)"), $encoded, "1.0's setting: the key file's keys serve");
 $node->stop;
 
 done_testing();

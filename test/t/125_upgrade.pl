@@ -24,7 +24,15 @@ my @installs = grep { !/--/ } @scripts;
 my @updates = map { [ split /--/ ] } grep { /--/ } @scripts;
 ok((grep { $_ eq $default } @installs), "an install script for default_version $default");
 
-my $node = snowflake_node('upgrade', 1);
+my $k128 = '2B7E151628AED2A6ABF7158809CF4F3C';
+my $node = snowflake_node('upgrade', 1, "snowflake.public_key_file = 'public_keys'\n");
+{
+	my $file = $node->data_dir . '/public_keys';
+	open my $fh, '>', $file or die "$file: $!";
+	print $fh "0 $k128\n";    # the key 1.0's forms were given below, under key id 0
+	close $fh;
+	chmod 0600, $file or die "$file: $!";
+}
 $node->start;
 
 my $databases = 0;
@@ -69,6 +77,25 @@ for my $update (@updates)
 	my $updated = catalog_of(installed($from, $to));
 	my $new = catalog_of(installed($to));
 	is_deeply($updated, $new, "$from updated to $to: the catalog of a fresh $to");
+}
+
+# 1.0's forms given the key: the update to 1.1 refuses while an index uses
+# them (55000, naming it); the documented way (docs/operations.md): drop it,
+# update, create it on the key id's form, which gives the same public ids.
+{
+	my $db = installed('1.0');
+	$node->safe_psql($db, "CREATE TABLE t (id bigint PRIMARY KEY); INSERT INTO t SELECT generate_series(1, 100);
+		CREATE INDEX t_public ON t (snowflake_to_public(id, '\\x$k128'::bytea));
+		CREATE TABLE old_forms AS SELECT id, snowflake_to_public(id, '\\x$k128'::bytea) AS p FROM t");
+	my ($rc, $out, $err) = $node->psql($db, 'ALTER EXTENSION snowflake UPDATE', extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+	like($err, qr/ERROR:  55000: snowflake 1.1 drops snowflake_to_public\(bigint, bytea\) and snowflake_from_public\(text, bytea\), which index t_public uses/,
+		'1.0 to 1.1 with an index on a form given the key: refused (55000), naming the index');
+	like($err, qr/HINT:  Drop what uses them, update/, 'the hint gives the way');
+	$node->safe_psql($db, 'DROP INDEX t_public; ALTER EXTENSION snowflake UPDATE; CREATE INDEX t_public ON t (snowflake_to_public(id, 0))');
+	is($node->safe_psql($db, 'SELECT count(*) FROM old_forms o JOIN t ON snowflake_to_public(t.id, 0) = o.p AND snowflake_from_public(o.p, 0) = t.id'),
+		'100', 'the index on the key id\'s form: the same public ids as 1.0\'s form given the key');
+	unlike($node->safe_psql($db, "SELECT indexdef FROM pg_indexes WHERE indexname = 't_public'"), qr/2B7E/i,
+		'the new index holds no key');
 }
 
 # Every released version reaches default_version.

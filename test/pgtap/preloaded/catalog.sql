@@ -27,8 +27,8 @@ INSERT INTO expected_function VALUES
     ('snowflake_from_base62',    '{text}',          'bigint',        'immutable'),
     ('snowflake_to_public',      '{bigint}',        'text',          'stable'),
     ('snowflake_from_public',    '{text}',          'bigint',        'stable'),
-    ('snowflake_to_public',      '{bigint,bytea}',  'text',          'immutable'),
-    ('snowflake_from_public',    '{text,bytea}',    'bigint',        'immutable'),
+    ('snowflake_to_public',      '{bigint,integer}', 'text',         'immutable'),
+    ('snowflake_from_public',    '{text,integer}',  'bigint',        'immutable'),
     ('snowflake_decode_as',      '{bigint,text}',   'snowflake_fields', 'immutable'),
     ('snowflake_from_timestamp_as', '{timestamp with time zone,text}', 'bigint', 'immutable');
 

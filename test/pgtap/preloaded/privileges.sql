@@ -29,8 +29,8 @@ SELECT set_eq(
          AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'snowflake')
          AND NOT has_function_privilege('snowflake_plain', p.oid, 'EXECUTE')$$,
     ARRAY['snowflake_status()'::regprocedure, 'snowflake_adopt_worker_id()'::regprocedure,
-          'snowflake_repair_integer_ops()'::regprocedure],
-    'a role without privileges may execute every function of the extension but snowflake_status(), snowflake_adopt_worker_id() and snowflake_repair_integer_ops()');
+          'snowflake_repair_integer_ops()'::regprocedure, 'snowflake_retire_public_key_id(integer)'::regprocedure],
+    'a role without privileges may execute every function of the extension but snowflake_status(), snowflake_adopt_worker_id(), snowflake_repair_integer_ops() and snowflake_retire_public_key_id()');
 SELECT results_eq(
     $$SELECT has_function_privilege('pg_monitor', 'snowflake_status()', 'EXECUTE'),
              has_function_privilege('pg_monitor', 'snowflake_adopt_worker_id()', 'EXECUTE')$$,

@@ -52,7 +52,7 @@ SELECT results_eq(
        'time=41 worker=10 sequence=12', 'default'),
       ('snowflake.lease_span', 'integer', 'sighup', 'ms', '100', '600000', '2000', '2000', 'default'),
       ('snowflake.max_lead', 'integer', 'sighup', 'ms', '0', '3600000', '1000', '1000', 'default'),
-      ('snowflake.public_key', 'string', 'superuser', '', '', '', '', '', 'default'),
+      ('snowflake.public_key_file', 'string', 'sighup', '', '', '', '', '', 'default'),
       ('snowflake.registry', 'string', 'postmaster', '', '', '', '', '', 'default'),
       ('snowflake.registry_max_skew', 'integer', 'sighup', 'ms', '1', '3600000', '1000', '1000', 'default'),
       ('snowflake.registry_renew', 'integer', 'sighup', 'ms', '100', '3600000', '30000', '30000', 'default'),
@@ -60,10 +60,10 @@ SELECT results_eq(
       -- the range of every layout; the layout's own is checked (0..1023 here)
       ('snowflake.worker_id', 'integer', 'sighup', '', '-1', '65535', '-1', '7',
        'configuration file')$$,
-    'pg_settings: epoch, layout and registry are postmaster text, public_key superuser text, lease_span, max_lead, the registry''s times and worker_id reload-time integers');
+    'pg_settings: epoch, layout and registry are postmaster text, public_key_file reload-time text, lease_span, max_lead, the registry''s times and worker_id reload-time integers');
 SELECT isnt((SELECT short_desc FROM pg_settings WHERE name = s), NULL, s || ' is described')
   FROM unnest(ARRAY['snowflake.epoch', 'snowflake.layout', 'snowflake.lease_span', 'snowflake.max_lead',
-                    'snowflake.public_key', 'snowflake.registry', 'snowflake.registry_max_skew',
+                    'snowflake.public_key_file', 'snowflake.registry', 'snowflake.registry_max_skew',
                     'snowflake.registry_renew', 'snowflake.registry_window', 'snowflake.worker_id']) AS s;
 
 -- a session cannot change them

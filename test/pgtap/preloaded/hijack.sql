@@ -18,7 +18,7 @@ DROP ROLE IF EXISTS snowflake_hijacker;
 CREATE ROLE snowflake_hijacker;
 
 BEGIN;
-SELECT plan(92);
+SELECT plan(110);
 SET LOCAL search_path = public, pg_catalog;
 
 -- the extension's functions by language
@@ -38,8 +38,12 @@ SELECT is_empty($$SELECT fn FROM extension_function WHERE lanname = 'sql' AND NO
 SELECT is_empty($$SELECT fn FROM extension_function
                    WHERE lanname = 'plpgsql' AND proconfig IS DISTINCT FROM '{"search_path=pg_catalog, pg_temp"}'$$,
                 'every PL/pgSQL function pins search_path = pg_catalog, pg_temp');
-SELECT is_empty($$SELECT fn FROM extension_function WHERE prosecdef$$,
-                'no function of the extension is SECURITY DEFINER');
+SELECT set_eq($$SELECT fn FROM extension_function WHERE prosecdef$$,
+              ARRAY['snowflake_registry_life()', 'snowflake_registry_claim(text,text,integer,integer,bigint,bigint,text)',
+                    'snowflake_registry_renew(integer,bigint,text,bigint)',
+                    'snowflake_registry_present(integer,bigint,text,text,bigint,bigint,bigint,text,text)',
+                    'snowflake_registry_release(integer,bigint,text,bigint)', 'snowflake_registry_identity()']::regprocedure[],
+              'no function of the extension is SECURITY DEFINER but the five a registry''s node calls and the identity they read');
 SELECT is_empty(
     $$SELECT f.oid::regprocedure
         FROM (SELECT o.oprcode AS oid FROM pg_operator o
@@ -54,8 +58,8 @@ SELECT is_empty(
         JOIN pg_proc p ON p.oid = f.oid JOIN pg_language l ON l.oid = p.prolang
        WHERE NOT (l.lanname IN ('c', 'internal') OR l.lanname = 'sql' AND p.prosqlbody IS NOT NULL)$$,
     'the functions behind the operators, casts and aggregates are C, internal or SQL-standard');
-SELECT is((SELECT count(*)::int FROM extension_function WHERE lanname IN ('sql', 'plpgsql')), 21,
-          'twenty-one SQL-language and PL/pgSQL functions to try');
+SELECT is((SELECT count(*)::int FROM extension_function WHERE lanname IN ('sql', 'plpgsql')), 27,
+          'twenty-seven SQL-language and PL/pgSQL functions to try');
 
 -- 2. what each such function gives, from a call with every identifier qualified
 --    (%1$s: the tag of the try, below; the call and what it must give)
@@ -107,8 +111,26 @@ INSERT INTO call VALUES
          FROM public.snowflake_convert_column('public.hj_convert_%1$s'::pg_catalog.regclass, 'id'::pg_catalog.name)$$);
     -- the registry (made below, before the tries): each try claims, renews and releases as its own holder
 INSERT INTO call VALUES
-    ('snowflake_registry_create(int4range,interval)', 'a range it refuses',
-     NULL, $$SELECT true FROM public.snowflake_registry_create('[-1,8)'::pg_catalog.int4range, '1 hour'::pg_catalog.interval)$$),
+    ('snowflake_registry_create(int4range,interval,interval,interval)', 'a range it refuses',
+     NULL, $$SELECT true FROM public.snowflake_registry_create('[-1,8)'::pg_catalog.int4range, '1 hour'::pg_catalog.interval,
+                                                             '10 min'::pg_catalog.interval, '1 s'::pg_catalog.interval)$$),
+    ('snowflake_registry_identity()', 'this server',
+     NULL, $$SELECT * FROM public.snowflake_registry_identity()$$),
+    ('snowflake_registry_add_lives()', 'on a registry that has them',
+     NULL, $$SELECT public.snowflake_registry_add_lives()$$),
+    ('snowflake_registry_life()', 'its life',
+     NULL, $$SELECT registry_id IS NOT NULL, life_change, max_window_ms FROM public.snowflake_registry_life()$$),
+    ('snowflake_registry_end_grace()', 'ended already',
+     NULL, $$SELECT public.snowflake_registry_end_grace()$$),
+    ('snowflake_registry_present(integer,bigint,text,text,bigint,bigint,bigint,text,text)', 'a worker id it does not grant, from this life and another',
+     NULL, $$SELECT p.outcome, p.reason FROM public.snowflake_registry_life() l,
+                LATERAL public.snowflake_registry_present(99, 1::pg_catalog.int8, 'hj-%1$s'::pg_catalog.text, 'try %1$s'::pg_catalog.text,
+                        1::pg_catalog.int8, 2::pg_catalog.int8, 60000::pg_catalog.int8, l.registry_id, l.life) p
+             UNION ALL SELECT outcome, reason FROM public.snowflake_registry_present(99, 1::pg_catalog.int8, 'hj-%1$s'::pg_catalog.text,
+                        'try %1$s'::pg_catalog.text, 1::pg_catalog.int8, 2::pg_catalog.int8, 60000::pg_catalog.int8,
+                        'another registry'::pg_catalog.text, 'its life'::pg_catalog.text)$$),
+    ('snowflake_registry_grant(regrole)', 'the role',
+     NULL, $$SELECT public.snowflake_registry_grant('snowflake_hijacker'::pg_catalog.regrole)$$),
     ('snowflake_registry_claim(text,text,integer,integer,bigint,bigint,text)', 'a claim, then the same holder''s again',
      NULL, $$SELECT worker_id, fencing_epoch FROM public.snowflake_registry_claim('hj-%1$s'::pg_catalog.text,
                 'try %1$s'::pg_catalog.text, NULL::pg_catalog.int4, 7, 60000::pg_catalog.int8, 1704067200000::pg_catalog.int8,
@@ -163,7 +185,13 @@ GRANT INSERT ON result TO snowflake_hijacker;
 --    claim); the role's tables, per try: a serial key referenced by an
 --    integer foreign key, partitioned tables, a table of ids from three workers
 SELECT public.snowflake_registry_create('[0,8)', '1 hour');
+SELECT public.snowflake_registry_end_grace();
 UPDATE snowflake_registry.settings SET epoch_ms = 1704067200000, layout = 'time=41 worker=10 sequence=12';
+SELECT public.snowflake_registry_grant('snowflake_hijacker');
+GRANT EXECUTE ON FUNCTION public.snowflake_registry_create(int4range, interval, interval, interval),
+    public.snowflake_registry_identity(), public.snowflake_registry_add_lives(), public.snowflake_registry_end_grace(),
+    public.snowflake_registry_release(integer), public.snowflake_registry_raise_floor(timestamptz),
+    public.snowflake_registry_check(regclass, name), public.snowflake_registry_grant(regrole) TO snowflake_hijacker;
 GRANT USAGE ON SCHEMA snowflake_registry TO snowflake_hijacker;
 GRANT SELECT, INSERT, UPDATE ON ALL TABLES IN SCHEMA snowflake_registry TO snowflake_hijacker;
 GRANT CREATE ON SCHEMA public TO snowflake_hijacker;  -- as before PostgreSQL 15
@@ -196,7 +224,8 @@ END $$;
 RESET ROLE;
 SELECT is_empty($$SELECT fn, label, result FROM result WHERE kind = 'expected' AND result ~ '^ERROR'
                    AND label NOT IN ('a bad unit', 'a month',
-                                     'by a superuser, nothing to change', 'a range it refuses')$$,
+                                     'by a superuser, nothing to change', 'a range it refuses',
+                                     'on a registry that has them', 'the role')$$,
                 'before the hostile objects, every call works');
 SELECT is((SELECT count(*)::int FROM result WHERE kind = 'expected' AND result ~ '^ERROR 22023'), 9,
           'but for a bad unit, a month and a registry range, refused (22023)');

@@ -8,7 +8,6 @@
 # functions a node calls (42501 for the rest).
 use strict;
 use warnings FATAL => 'all';
-use Fcntl qw(:mode);
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
@@ -65,10 +64,12 @@ is($registry->safe_psql('fleet',
 
 # the nodes' password file: the OS user's, readable by it only
 my $passfile = "$dir/pgpass";
+for my $file ($passfile, "$dir/empty_pgpass")
+{
+	append_to_file($file, '');
+	chmod 0600, $file or die "chmod: $!";
+}
 append_to_file($passfile, "127.0.0.1:$port:fleet:snowflake_node:$password\n");
-chmod 0600, $passfile or die "chmod: $!";
-append_to_file("$dir/empty_pgpass", '');
-chmod 0600, "$dir/empty_pgpass" or die "chmod: $!";
 my $conninfo = "host=127.0.0.1 port=$port dbname=fleet user=snowflake_node";
 my $registry_name = "user=snowflake_node dbname=fleet host=127.0.0.1 port=$port";    # as logged: no secret
 my $good = "$conninfo passfile=$passfile sslmode=verify-full sslrootcert=$dir/ca.crt";

@@ -1,7 +1,7 @@
 -- The registry of worker ids on its own: snowflake_registry_create, the calls
 -- a node's background worker makes (claim, renew, release), the operator's
--- (release by hand, the floor) and the fleet check. Each grant is a window of
--- id times that never overlaps another grant of its worker id.
+-- (release by hand, the floor), the fleet check and a node's role. Each grant
+-- is a window of id times that never overlaps another grant of its worker id.
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS snowflake;
 RESET client_min_messages;
@@ -143,5 +143,39 @@ INSERT INTO registry_ids
 INSERT INTO registry_ids VALUES (1 << 12), (2 << 12 | 5), (NULL), (-1);  -- a sentinel is skipped
 SELECT * FROM snowflake_registry_check('registry_ids');
 DROP TABLE registry_ids;
+
+-- a node's role (snowflake_registry_grant): it may call what a node calls,
+-- which reach the registry's tables for it (SECURITY DEFINER), and nothing
+-- else; a role not granted may call no registry function
+CREATE ROLE snowflake_registry_node;
+CREATE ROLE snowflake_registry_plain;
+SELECT snowflake_registry_grant('snowflake_registry_node');
+SELECT p.oid::regprocedure AS function, p.prosecdef AS definer,
+       has_function_privilege('snowflake_registry_node', p.oid, 'EXECUTE') AS node,
+       has_function_privilege('snowflake_registry_plain', p.oid, 'EXECUTE') AS plain
+  FROM pg_proc p WHERE p.proname LIKE 'snowflake\_registry\_%' ORDER BY 1::text;
+SELECT has_schema_privilege('snowflake_registry_node', 'snowflake_registry', 'USAGE') AS registry_schema,
+       (SELECT count(*) FROM pg_class c WHERE c.relnamespace = 'snowflake_registry'::regnamespace
+           AND has_table_privilege('snowflake_registry_node', c.oid, 'SELECT, INSERT, UPDATE, DELETE, TRUNCATE')) AS tables;
+SET ROLE snowflake_registry_node;
+SELECT life_change FROM snowflake_registry_life();
+SELECT snowflake_registry_release(0, 99, 'nobody', 0) AS released;
+SELECT * FROM pg_temp.error_of($$SELECT snowflake_registry_claim('r', 'node r', NULL, 1023, 60000, 1704067200000, 'time=41 worker=10 sequence=12')$$);
+SELECT * FROM pg_temp.error_of($$SELECT count(*) FROM snowflake_registry.grants$$);
+SELECT * FROM pg_temp.error_of($$UPDATE snowflake_registry.workers SET holder = NULL$$);
+SELECT * FROM pg_temp.error_of($$SELECT snowflake_registry_raise_floor(now())$$);
+SELECT * FROM pg_temp.error_of($$SELECT snowflake_registry_end_grace()$$);
+SELECT * FROM pg_temp.error_of($$SELECT snowflake_registry_release(0)$$);
+SELECT * FROM pg_temp.error_of($$SELECT snowflake_registry_create()$$);
+SELECT * FROM pg_temp.error_of($$SELECT snowflake_registry_grant('snowflake_registry_plain')$$);
+SET ROLE snowflake_registry_plain;
+SELECT * FROM pg_temp.error_of($$SELECT snowflake_registry_life()$$);
+SELECT * FROM pg_temp.error_of($$SELECT snowflake_registry_release(0, 99, 'nobody', 0)$$);
+RESET ROLE;
+SELECT * FROM pg_temp.error_of($$SELECT snowflake_registry_grant('no_such_role')$$);
+
 DROP SCHEMA snowflake_registry CASCADE;
+SELECT * FROM pg_temp.error_of($$SELECT snowflake_registry_grant('snowflake_registry_plain')$$);
+DROP OWNED BY snowflake_registry_node;
+DROP ROLE snowflake_registry_node, snowflake_registry_plain;
 SELECT * FROM pg_temp.error_of($$SELECT snowflake_registry_check('pg_class', 'oid')$$);

@@ -582,3 +582,75 @@ COMMENT ON FUNCTION snowflake_from_public(text) IS 'the id of a public form, und
 COMMENT ON FUNCTION snowflake_to_public(bigint, integer) IS 'the public form of an id under the key of snowflake.public_key_file with the key id given (0..3): for index expressions and generated columns';
 COMMENT ON FUNCTION snowflake_from_public(text, integer) IS 'the id of a public form made under the key id given (0..3)';
 COMMENT ON FUNCTION snowflake_retire_public_key_id(integer) IS 'unbinds a key id that snowflake.public_key_file no longer holds, so that a new key may take it (its old public ids then decode to other ids): superusers only';
+
+-- registry roles (issue 32): a node's role needs no privilege on the
+-- registry's tables. The functions a node's background worker calls run as
+-- the extension's owner (SECURITY DEFINER, search_path pinned), and only the
+-- roles snowflake_registry_grant names may call them: the registry's lives,
+-- claim, renew (1.0 nodes), present and a node's release. The registry's
+-- other functions are its owner's (superusers, or roles they grant them to).
+-- No registry function is left to PUBLIC; its schema and tables never were.
+
+-- the identity the node's functions read, bound when made (a SQL-standard body)
+CREATE OR REPLACE FUNCTION snowflake_registry_identity(OUT system_identifier bigint, OUT timeline bigint, OUT database_oid oid)
+    LANGUAGE sql VOLATILE PARALLEL UNSAFE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+BEGIN ATOMIC
+    SELECT c.system_identifier,
+           CASE WHEN pg_is_in_recovery() THEN NULL
+                ELSE ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::bigint END,
+           (SELECT d.oid FROM pg_database d WHERE d.datname = current_database())
+      FROM pg_control_system() c;
+END;
+
+ALTER FUNCTION snowflake_registry_life() SECURITY DEFINER;
+ALTER FUNCTION snowflake_registry_claim(text, text, integer, integer, bigint, bigint, text) SECURITY DEFINER;
+ALTER FUNCTION snowflake_registry_renew(integer, bigint, text, bigint) SECURITY DEFINER;
+ALTER FUNCTION snowflake_registry_present(integer, bigint, text, text, bigint, bigint, bigint, text, text) SECURITY DEFINER;
+ALTER FUNCTION snowflake_registry_release(integer, bigint, text, bigint) SECURITY DEFINER;
+REVOKE ALL ON FUNCTION snowflake_registry_life(), snowflake_registry_claim(text, text, integer, integer, bigint, bigint, text),
+    snowflake_registry_renew(integer, bigint, text, bigint),
+    snowflake_registry_present(integer, bigint, text, text, bigint, bigint, bigint, text, text),
+    snowflake_registry_release(integer, bigint, text, bigint), snowflake_registry_release(integer),
+    snowflake_registry_create(int4range, interval, interval, interval), snowflake_registry_end_grace(),
+    snowflake_registry_raise_floor(timestamptz), snowflake_registry_check(regclass, name),
+    snowflake_registry_identity(), snowflake_registry_add_lives() FROM PUBLIC;
+
+CREATE FUNCTION snowflake_registry_grant(node_role regrole)
+    RETURNS void LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    ext name := (SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'snowflake');
+    fn text;
+BEGIN
+    IF to_regclass('snowflake_registry.settings') IS NULL THEN
+        RAISE EXCEPTION 'there is no snowflake registry in database "%"', current_database()
+            USING ERRCODE = '55000', HINT = 'Grant a node''s role in the registry''s database, once snowflake_registry_create() has made it.';
+    END IF;
+    EXECUTE format('GRANT CONNECT ON DATABASE %I TO %s', current_database(), node_role);
+    EXECUTE format('GRANT USAGE ON SCHEMA %I TO %s', ext, node_role);
+    FOREACH fn IN ARRAY ARRAY['snowflake_registry_life()',
+                              'snowflake_registry_claim(text, text, integer, integer, bigint, bigint, text)',
+                              'snowflake_registry_renew(integer, bigint, text, bigint)',
+                              'snowflake_registry_present(integer, bigint, text, text, bigint, bigint, bigint, text, text)',
+                              'snowflake_registry_release(integer, bigint, text, bigint)'] LOOP
+        EXECUTE format('GRANT EXECUTE ON FUNCTION %I.%s TO %s', ext, fn, node_role);
+        -- a GRANT by a role without the grant option only warns
+        IF NOT has_function_privilege(node_role, format('%I.%s', ext, fn)::regprocedure, 'EXECUTE')
+           OR NOT has_schema_privilege(node_role, ext, 'USAGE')
+           OR NOT has_database_privilege(node_role, current_database(), 'CONNECT') THEN
+            RAISE EXCEPTION 'could not grant % what the nodes of a snowflake registry need', node_role
+                USING ERRCODE = '42501', HINT = 'A superuser grants it.';
+        END IF;
+    END LOOP;
+END $$;
+REVOKE ALL ON FUNCTION snowflake_registry_grant(regrole) FROM PUBLIC;
+COMMENT ON FUNCTION snowflake_registry_grant(regrole) IS 'lets a role be the one nodes connect to the registry as (in the registry''s database): connect, and execute the functions a node calls, which reach the registry''s tables for it; nothing else';
+-- a 1.0 registry's nodes may connect as its owner: it keeps the functions they call
+DO $$
+DECLARE
+    registry_owner regrole := (SELECT n.nspowner::regrole FROM pg_namespace n JOIN pg_roles r ON r.oid = n.nspowner
+                                WHERE n.nspname = 'snowflake_registry' AND NOT r.rolsuper);
+BEGIN
+    IF registry_owner IS NOT NULL AND to_regclass('snowflake_registry.settings') IS NOT NULL THEN
+        PERFORM snowflake_registry_grant(registry_owner);
+    END IF;
+END $$;

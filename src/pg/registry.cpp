@@ -233,6 +233,15 @@ const char* holder_name() {
     return name;
 }
 
+// A claim that failed (the registry unreachable, refusing this server or its
+// role, or granting nothing): logged once for each new reason.
+void claim_failed(SharedState::Registry& registry, const char (&error)[256]) {
+    if (strcmp(error, registry.error) != 0)
+        ereport(WARNING, (errmsg("snowflake: no worker id could be claimed from the registry %s: %s", registry_name(),
+                                 error)));
+    set_error(registry, error);
+}
+
 // Claims a worker id: the clocks are compared first (the registry's reading
 // against the middle of the round trip), and a claim is not made when they
 // differ by more than snowflake.registry_max_skew.
@@ -244,7 +253,7 @@ bool claim(SharedState& state) {
                                      call_timeout_ms(), error);
     const std::int64_t after = unix_now_ms();
     if (clock == nullptr) {
-        set_error(registry, error);
+        claim_failed(registry, error);
         return false;
     }
     const std::int64_t skew = value_of(clock, 0) - (before + after) / 2;
@@ -276,10 +285,7 @@ bool claim(SharedState& state) {
         "FROM snowflake_registry_life() l, snowflake_registry_claim($1, $2, $3, $4, $5, $6, $7) c",
         7, values, call_timeout_ms(), error);
     if (granted == nullptr) {
-        if (strcmp(error, registry.error) != 0)
-            ereport(WARNING, (errmsg("snowflake: no worker id could be claimed from the registry %s: %s",
-                                     registry_name(), error)));
-        set_error(registry, error);
+        claim_failed(registry, error);
         return false;
     }
     const std::int64_t worker_id = value_of(granted, 0);
@@ -421,8 +427,28 @@ bool check_registry(char** newval, void**, GucSource) {
     char* problem = nullptr;
     PQconninfoOption* options = PQconninfoParse(*newval, &problem);
     if (options != nullptr) {
+        // a password here would be readable by pg_read_all_settings: it belongs in a
+        // password file (a URI's password is parsed into "password" too); never quoted
+        const char* secret = nullptr;
+        for (PQconninfoOption* o = options; o->keyword != nullptr && secret == nullptr; ++o)
+            if ((strcmp(o->keyword, "password") == 0 || strcmp(o->keyword, "sslpassword") == 0) &&
+                o->val != nullptr && o->val[0] != '\0')
+                secret = o->keyword;
+        if (secret == nullptr) {
+            PQconninfoFree(options);
+            return true;
+        }
+        GUC_check_errmsg("invalid value for parameter \"snowflake.registry\": it holds a password (%s)", secret);
+        GUC_check_errdetail("Every role that may read settings (pg_read_all_settings, pg_monitor) would read it.");
+        if (strcmp(secret, "password") == 0)
+            GUC_check_errhint("Keep the password in the password file of the server's operating-system user: "
+                              "~/.pgpass, or the file named by passfile in the connection string or by "
+                              "PGPASSFILE, readable by that user only.");
+        else
+            GUC_check_errhint("Keep the client key (sslkey) unencrypted, readable by the server's "
+                              "operating-system user only.");
         PQconninfoFree(options);
-        return true;
+        return false;
     }
     GUC_check_errmsg("invalid value for parameter \"snowflake.registry\": %s",
                      problem != nullptr ? problem : "out of memory");

@@ -39,8 +39,11 @@ SELECT is_empty($$SELECT fn FROM extension_function
                    WHERE lanname = 'plpgsql' AND proconfig IS DISTINCT FROM '{"search_path=pg_catalog, pg_temp"}'$$,
                 'every PL/pgSQL function pins search_path = pg_catalog, pg_temp');
 SELECT set_eq($$SELECT fn FROM extension_function WHERE prosecdef$$,
-              $$VALUES ('snowflake_registry_identity()'::regprocedure)$$,
-              'one function of the extension is SECURITY DEFINER: the registry''s reading of pg_control (SQL-standard body, search_path pinned)');
+              ARRAY['snowflake_registry_life()', 'snowflake_registry_claim(text,text,integer,integer,bigint,bigint,text)',
+                    'snowflake_registry_renew(integer,bigint,text,bigint)',
+                    'snowflake_registry_present(integer,bigint,text,text,bigint,bigint,bigint,text,text)',
+                    'snowflake_registry_release(integer,bigint,text,bigint)', 'snowflake_registry_identity()']::regprocedure[],
+              'no function of the extension is SECURITY DEFINER but the five a registry''s node calls and the identity they read');
 SELECT is_empty(
     $$SELECT f.oid::regprocedure
         FROM (SELECT o.oprcode AS oid FROM pg_operator o
@@ -115,19 +118,24 @@ INSERT INTO call VALUES
 INSERT INTO call VALUES
     ('snowflake_registry_create(int4range,interval,interval,interval)', 'a range it refuses',
      NULL, $$SELECT true FROM public.snowflake_registry_create('[-1,8)'::pg_catalog.int4range, '1 hour'::pg_catalog.interval,
-                                                            '10 min'::pg_catalog.interval, '1 s'::pg_catalog.interval)$$),
-    ('snowflake_registry_identity()', 'this server and database',
-     NULL, $$SELECT system_identifier > 0 AS si, timeline > 0 AS tl, database_oid > 0 AS db FROM public.snowflake_registry_identity()$$),
-    ('snowflake_registry_life()', 'the registry''s life',
-     NULL, $$SELECT registry_id IS NOT NULL AS registry, life IS NOT NULL AS life, max_window_ms FROM public.snowflake_registry_life()$$),
-    ('snowflake_registry_end_grace()', 'no grace left to end',
-     NULL, $$SELECT public.snowflake_registry_end_grace()$$),
-    ('snowflake_registry_add_lives()', 'a registry already of 1.1''s shape',
+                                                             '10 min'::pg_catalog.interval, '1 s'::pg_catalog.interval)$$),
+    ('snowflake_registry_identity()', 'this server',
+     NULL, $$SELECT * FROM public.snowflake_registry_identity()$$),
+    ('snowflake_registry_add_lives()', 'on a registry that has them',
      NULL, $$SELECT public.snowflake_registry_add_lives()$$),
-    ('snowflake_registry_present(integer,bigint,text,text,bigint,bigint,bigint,text,text)', 'a worker id this registry does not grant',
-     NULL, $$SELECT p.outcome, p.reason FROM public.snowflake_registry_present(8, 1::pg_catalog.int8, 'hj-%1$s'::pg_catalog.text, 'node'::pg_catalog.text,
-                                   1000::pg_catalog.int8, 2000::pg_catalog.int8, 60000::pg_catalog.int8,
-                                   'another registry'::pg_catalog.text, 'its life'::pg_catalog.text) p$$),
+    ('snowflake_registry_life()', 'its life',
+     NULL, $$SELECT registry_id IS NOT NULL, life_change, max_window_ms FROM public.snowflake_registry_life()$$),
+    ('snowflake_registry_end_grace()', 'ended already',
+     NULL, $$SELECT public.snowflake_registry_end_grace()$$),
+    ('snowflake_registry_present(integer,bigint,text,text,bigint,bigint,bigint,text,text)', 'a worker id it does not grant, from this life and another',
+     NULL, $$SELECT p.outcome, p.reason FROM public.snowflake_registry_life() l,
+                LATERAL public.snowflake_registry_present(99, 1::pg_catalog.int8, 'hj-%1$s'::pg_catalog.text, 'try %1$s'::pg_catalog.text,
+                        1::pg_catalog.int8, 2::pg_catalog.int8, 60000::pg_catalog.int8, l.registry_id, l.life) p
+             UNION ALL SELECT outcome, reason FROM public.snowflake_registry_present(99, 1::pg_catalog.int8, 'hj-%1$s'::pg_catalog.text,
+                        'try %1$s'::pg_catalog.text, 1::pg_catalog.int8, 2::pg_catalog.int8, 60000::pg_catalog.int8,
+                        'another registry'::pg_catalog.text, 'its life'::pg_catalog.text)$$),
+    ('snowflake_registry_grant(regrole)', 'the role',
+     NULL, $$SELECT public.snowflake_registry_grant('snowflake_hijacker'::pg_catalog.regrole)$$),
     ('snowflake_registry_claim(text,text,integer,integer,bigint,bigint,text)', 'a claim, then the same holder''s again',
      NULL, $$SELECT worker_id, fencing_epoch FROM public.snowflake_registry_claim('hj-%1$s'::pg_catalog.text,
                 'try %1$s'::pg_catalog.text, NULL::pg_catalog.int4, 7, 60000::pg_catalog.int8, 1704067200000::pg_catalog.int8,
@@ -184,6 +192,11 @@ GRANT INSERT ON result TO snowflake_hijacker;
 SELECT public.snowflake_registry_create('[0,8)', '1 hour');
 SELECT public.snowflake_registry_end_grace();
 UPDATE snowflake_registry.settings SET epoch_ms = 1704067200000, layout = 'time=41 worker=10 sequence=12';
+SELECT public.snowflake_registry_grant('snowflake_hijacker');
+GRANT EXECUTE ON FUNCTION public.snowflake_registry_create(int4range, interval, interval, interval),
+    public.snowflake_registry_identity(), public.snowflake_registry_add_lives(), public.snowflake_registry_end_grace(),
+    public.snowflake_registry_release(integer), public.snowflake_registry_raise_floor(timestamptz),
+    public.snowflake_registry_check(regclass, name), public.snowflake_registry_grant(regrole) TO snowflake_hijacker;
 GRANT USAGE ON SCHEMA snowflake_registry TO snowflake_hijacker;
 GRANT SELECT, INSERT, UPDATE ON ALL TABLES IN SCHEMA snowflake_registry TO snowflake_hijacker;
 GRANT CREATE ON SCHEMA public TO snowflake_hijacker;  -- as before PostgreSQL 15
@@ -217,7 +230,7 @@ RESET ROLE;
 SELECT is_empty($$SELECT fn, label, result FROM result WHERE kind = 'expected' AND result ~ '^ERROR'
                    AND label NOT IN ('a bad unit', 'a month',
                                      'by a superuser, nothing to change', 'a range it refuses',
-                                     'a registry already of 1.1''s shape')$$,
+                                     'on a registry that has them', 'the role')$$,
                 'before the hostile objects, every call works');
 SELECT is((SELECT count(*)::int FROM result WHERE kind = 'expected' AND result ~ '^ERROR 22023'), 9,
           'but for a bad unit, a month and a registry range, refused (22023)');

@@ -18,7 +18,7 @@ DROP ROLE IF EXISTS snowflake_hijacker;
 CREATE ROLE snowflake_hijacker;
 
 BEGIN;
-SELECT plan(110);
+SELECT plan(113);
 SET LOCAL search_path = public, pg_catalog;
 
 -- the extension's functions by language
@@ -58,8 +58,8 @@ SELECT is_empty(
         JOIN pg_proc p ON p.oid = f.oid JOIN pg_language l ON l.oid = p.prolang
        WHERE NOT (l.lanname IN ('c', 'internal') OR l.lanname = 'sql' AND p.prosqlbody IS NOT NULL)$$,
     'the functions behind the operators, casts and aggregates are C, internal or SQL-standard');
-SELECT is((SELECT count(*)::int FROM extension_function WHERE lanname IN ('sql', 'plpgsql')), 27,
-          'twenty-seven SQL-language and PL/pgSQL functions to try');
+SELECT is((SELECT count(*)::int FROM extension_function WHERE lanname IN ('sql', 'plpgsql')), 28,
+          'twenty-eight SQL-language and PL/pgSQL functions to try');
 
 -- 2. what each such function gives, from a call with every identifier qualified
 --    (%1$s: the tag of the try, below; the call and what it must give)

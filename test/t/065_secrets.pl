@@ -233,7 +233,13 @@ $node->command_ok([ 'pg_dump', '-h', $node->host, '-p', $node->port, '-d', 'post
 my $dumped = slurp_file($dump);
 like($dumped, qr/snowflake_to_public\(id, 1\)/, 'the dump holds the index on public ids');
 no_secret('pg_dump of the database', $dumped);
-$node->command_ok([ 'pg_dumpall', '--globals-only', '-h', $node->host, '-p', $node->port, '-f', $dump ],
+# pg_dumpall of the server's major: test/pg-toolchain's trees keep Debian's
+# in debian/ (their bin/ has pg_dump, not pg_dumpall)
+my $bindir = $node->config_data('--bindir');
+my ($pg_dumpall) = grep { -x } ("$bindir/pg_dumpall",
+	"$bindir/../debian/usr/lib/postgresql/" . $node->pg_version->major . '/bin/pg_dumpall');
+$pg_dumpall //= 'pg_dumpall';
+$node->command_ok([ $pg_dumpall, '--globals-only', '-h', $node->host, '-p', $node->port, '-f', $dump ],
 	'pg_dumpall --globals-only');
 no_secret('pg_dumpall --globals-only', slurp_file($dump));
 unlink $dump;

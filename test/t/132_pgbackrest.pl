@@ -56,7 +56,15 @@ sub backrest
 	  or die "pgbackrest @args: $stdout$stderr";
 	return $stdout;
 }
-backrest('stanza-create');
+# Debian bookworm's pgBackRest (2.45) knows the majors released before it: a
+# newer server's leg skips, saying so, and any other failure fails the test
+if (!eval { backrest('stanza-create'); 1 })
+{
+	my $why = $@;
+	my ($unsupported) = $why =~ /(\[VersionNotSupportedError\][^\n]*)/ or die $why;
+	$source->stop;
+	plan skip_all => 'this pgBackRest does not support PostgreSQL ' . $source->pg_version->major . ": $unsupported";
+}
 backrest('check');
 
 # a client inserting about 200 rows a second while the backups run

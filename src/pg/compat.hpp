@@ -12,6 +12,8 @@ extern "C" {
 
 #include <cstdlib>
 
+struct JumbleState;  // nodes/queryjumble.h
+
 #if PG_VERSION_NUM < 150000
 #error "snowflake needs PostgreSQL 15 or later (shmem_request_hook, custom WAL resource managers)"
 #endif
@@ -33,6 +35,13 @@ inline void* guc_extra_alloc(std::size_t size) {
 using SyscacheId = SysCacheIdentifier;
 #else
 using SyscacheId = int;
+#endif
+
+// The query jumble a post_parse_analyze_hook receives: const from 19 on.
+#if PG_VERSION_NUM >= 190000
+using JumbleStateArg = const ::JumbleState*;
+#else
+using JumbleStateArg = ::JumbleState*;
 #endif
 
 }  // namespace snowflake::pg

@@ -141,7 +141,7 @@ bool marked_away = false;  // by this backend
 // pg_dumpall and pg_dump with --quote-all-identifiers, which set
 // quote_all_identifiers in their sessions, and only in a real upgrade (never
 // for --check, and none of its own sessions set it).
-void mark_old_when_dumped(ParseState* parse, Query* query, JumbleState* jumble) {
+void mark_old_when_dumped(ParseState* parse, Query* query, JumbleStateArg jumble) {
     if (previous_post_parse_analyze_hook) previous_post_parse_analyze_hook(parse, query, jumble);
     if (!quote_all_identifiers || marked_away) return;
     write_mark(kUpgradedAwayPath,

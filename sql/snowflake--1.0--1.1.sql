@@ -591,17 +591,6 @@ COMMENT ON FUNCTION snowflake_retire_public_key_id(integer) IS 'unbinds a key id
 -- other functions are its owner's (superusers, or roles they grant them to).
 -- No registry function is left to PUBLIC; its schema and tables never were.
 
--- the identity the node's functions read, bound when made (a SQL-standard body)
-CREATE OR REPLACE FUNCTION snowflake_registry_identity(OUT system_identifier bigint, OUT timeline bigint, OUT database_oid oid)
-    LANGUAGE sql VOLATILE PARALLEL UNSAFE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
-BEGIN ATOMIC
-    SELECT c.system_identifier,
-           CASE WHEN pg_is_in_recovery() THEN NULL
-                ELSE ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::bigint END,
-           (SELECT d.oid FROM pg_database d WHERE d.datname = current_database())
-      FROM pg_control_system() c;
-END;
-
 ALTER FUNCTION snowflake_registry_life() SECURITY DEFINER;
 ALTER FUNCTION snowflake_registry_claim(text, text, integer, integer, bigint, bigint, text) SECURITY DEFINER;
 ALTER FUNCTION snowflake_registry_renew(integer, bigint, text, bigint) SECURITY DEFINER;

@@ -108,6 +108,35 @@ restored('pitr_standby', 'standby.signal and recovery_target_time', 1,
 	"recovery_target_time = '$target'\nrecovery_target_action = 'promote'\n");
 restored('archive', 'archive recovery to the end (recovery.signal)', 0, '');
 
+# Two restores where one fence stands alone (found by test/mutate). Stopped at
+# the backup's end (recovery_target = 'immediate'), a restore replays none of
+# the source's lease records: the worker id it was started with, its source's,
+# is refused all the same. Started with no worker id, it replays them: the
+# worker id they carry is refused when a reload sets it afterwards.
+sub lone_fence
+{
+	my ($name, $what, $conf, $set_later) = @_;
+	my $copy = PostgreSQL::Test::Cluster->new($name);
+	$copy->init_from_backup($source, 'before_first_id', has_restoring => 1, standby => 0);
+	$copy->append_conf('postgresql.conf', "archive_mode = off\n$conf");
+	$copy->start;
+	$copy->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
+	  or die "$what: recovery did not end";
+	set_worker_id($copy, 41) if $set_later;
+	copy_refused($copy, $what, 41);
+	my ($both, $of_copy) = issued_by_both($source, $copy);
+	is($of_copy, 0, "$what, beside its running source: 0 ids from it under worker id 41");
+	$copy->stop;
+	return read_lease($copy);
+}
+
+my $immediate = lone_fence('immediate', "restored to the backup's end (recovery_target = 'immediate')",
+	"recovery_target = 'immediate'\nrecovery_target_action = 'promote'\n", 0);
+cmp_ok($immediate->{lease_ms}, '<', time_of($last_before_target),
+	"restored to the backup's end: no lease record of the source was replayed (the fence is the configured worker id's)");
+lone_fence('unset', "archive recovery with no worker id, the source's set by a reload afterwards",
+	"snowflake.worker_id = -1\n", 1);
+
 # A restore from a base backup alone (backup_label, no signal file) that stops
 # before the backup's end, after the startup process renamed backup_label:
 # started again, it is still a restore (pg_control waits for the backup's

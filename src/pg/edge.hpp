@@ -98,6 +98,12 @@ void refuse_bad_setting_at_start(const char* name, const char* value);
 char* configured_value(const char* name);  // what the configuration gave it, if anything
 // A background worker of this library with shared memory, restarted after 1 s.
 void register_worker(const char* function, const char* name, BgWorkerStartTime start);
+// A background worker's SIGTERM sets ShutdownRequestPending; exit_worker() then
+// exits with 0 when it came from the postmaster (a shutdown: nothing to restart,
+// not logged as a failure), with 1 otherwise (pg_terminate_backend: PostgreSQL
+// starts the worker again).
+void install_worker_sigterm();
+[[noreturn]] void exit_worker();
 // snowflake.epoch or snowflake.layout changed on a node that has issued ids:
 // an ERROR saying so, with the way out for generation or for decoding (generate.cpp).
 [[noreturn]] void refuse_changed_lease(const SharedState& state, bool decoding);

@@ -206,11 +206,11 @@ void extend_lease(SharedState& state, std::uint64_t needed_ms) {
 namespace {
 
 // Serves lease requests, keeps the lease ahead of the clock while the node is
-// in use, and applies worker id changes; it exits with 1 on SIGTERM so that
-// PostgreSQL starts it again (it does not at shutdown).
+// in use, and applies worker id changes; at shutdown it exits with 0, on
+// another process's SIGTERM with 1, so that PostgreSQL starts it again.
 void lease_worker_main(Datum) {
     pqsignal(SIGHUP, SignalHandlerForConfigReload);
-    pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
+    install_worker_sigterm();
     BackgroundWorkerUnblockSignals();
     SharedState& state = *shared_state();
     before_shmem_exit(SNOWFLAKE_CALLBACK(forget_writer_latch, FATAL), 0);
@@ -240,7 +240,7 @@ void lease_worker_main(Datum) {
                         PG_WAIT_EXTENSION);
         ResetLatch(MyLatch);
     }
-    proc_exit(1);
+    exit_worker();
 }
 
 }  // namespace

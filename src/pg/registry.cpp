@@ -632,28 +632,11 @@ void register_registry_worker() {
 
 namespace {
 
-// Whether SIGTERM came from the postmaster (a shutdown: nothing to restart)
-// or from elsewhere (pg_terminate_backend: exit 1, and PostgreSQL starts the
-// worker again).
-volatile sig_atomic_t terminated_by_postmaster = 0;
-
-void handle_sigterm(int, siginfo_t* info, void*) noexcept {
-    const int saved = errno;
-    if (info != nullptr && info->si_pid == PostmasterPid) terminated_by_postmaster = 1;
-    ShutdownRequestPending = true;
-    SetLatch(MyLatch);
-    errno = saved;
-}
-
 // Makes the release left by the last shutdown, then claims a worker id,
 // renews its window, claims again when it is lost.
 void registry_worker_main(Datum) {
     pqsignal(SIGHUP, SignalHandlerForConfigReload);
-    struct sigaction action = {};
-    action.sa_sigaction = handle_sigterm;
-    action.sa_flags = SA_SIGINFO | SA_RESTART;
-    sigemptyset(&action.sa_mask);
-    sigaction(SIGTERM, &action, nullptr);
+    install_worker_sigterm();
     BackgroundWorkerUnblockSignals();
     before_shmem_exit(SNOWFLAKE_CALLBACK(close_connection, FATAL), 0);
     SharedState& state = *shared_state();
@@ -685,7 +668,7 @@ void registry_worker_main(Datum) {
                         static_cast<long>(std::clamp<std::int64_t>(wait_ms, 10, 1000)), PG_WAIT_EXTENSION);
         ResetLatch(MyLatch);
     }
-    proc_exit(terminated_by_postmaster ? 0 : 1);
+    exit_worker();
 }
 
 }  // namespace

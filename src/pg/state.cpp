@@ -5,8 +5,15 @@
 extern "C" {
 #include "miscadmin.h"
 #include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "postmaster/postmaster.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
 #include "utils/guc.h"
 }
+
+#include <cerrno>
+#include <csignal>
 
 namespace snowflake::pg {
 
@@ -188,6 +195,28 @@ void register_worker(const char* function, const char* name, BgWorkerStartTime s
     copy_name(worker.bgw_type, name);
     RegisterBackgroundWorker(&worker);
 }
+
+namespace {
+volatile sig_atomic_t terminated_by_postmaster = 0;
+
+void handle_worker_sigterm(int, siginfo_t* info, void*) noexcept {
+    const int saved = errno;
+    if (info != nullptr && info->si_pid == PostmasterPid) terminated_by_postmaster = 1;
+    ShutdownRequestPending = true;
+    SetLatch(MyLatch);
+    errno = saved;
+}
+}  // namespace
+
+void install_worker_sigterm() {
+    struct sigaction action = {};
+    action.sa_sigaction = handle_worker_sigterm;
+    action.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGTERM, &action, nullptr);
+}
+
+void exit_worker() { proc_exit(terminated_by_postmaster ? 0 : 1); }
 
 // The settings in ms, as the layout's time units (rounded up).
 Config generator_config() {

@@ -9,6 +9,7 @@ use warnings FATAL => 'all';
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use Time::HiRes qw(usleep);
 use SnowflakeTest;
 
 my $epoch_ms = 1685577600000;    # 2023-06-01 00:00:00 UTC
@@ -52,8 +53,21 @@ cmp_ok(read_lease($node)->{lease_ms}, '>', $lease->{lease_ms}, 'the lease was ex
 is((stat $lease_path)[1], $inode, 'the lease file was overwritten in place (same inode)');
 
 $node->restart;
+ok(!$node->log_contains(qr/snowflake lease worker.*exited with exit code/),
+	'a clean shutdown: the lease worker exits with 0 (not logged as a failure)');
 my ($min2, $max2) = insert_phase(2);
 cmp_ok($min2, '>', $max1, 'ids after a clean restart are greater than every id before');
+
+# the lease worker terminated by another process (pg_terminate_backend would):
+# it exits with 1 and PostgreSQL starts it again
+my $terminated = lease_writer_pid($node);
+kill 'TERM', $terminated or die 'no lease worker to terminate';
+my $deadline = time + $PostgreSQL::Test::Utils::timeout_default;
+my $again;
+usleep(100_000) until (($again = lease_writer_pid($node)) && $again != $terminated) || time > $deadline;
+ok($again && $again != $terminated, 'the lease worker terminated by another process is started again');
+ok($node->log_contains(qr/background worker "snowflake lease worker" \(PID $terminated\) exited with exit code 1/),
+	'... having exited with 1');
 
 my $writer = lease_writer_pid($node);
 ok(defined $writer, 'the lease writer runs');

@@ -98,6 +98,55 @@ for my $update (@updates)
 		'the new index holds no key');
 }
 
+# A 1.0 registry made by a role that is not a superuser, the role its nodes
+# connect as, holding a 1.0 node's grant: ALTER EXTENSION UPDATE brings it to
+# the shape of a fresh registry of default_version, keeps the grant (its node
+# renews it), and leaves its owner the functions nodes call, and no one else.
+{
+	my $old = installed('1.0');
+	my $fresh = installed($default);
+	$node->safe_psql('postgres', "CREATE ROLE reg_owner LOGIN; CREATE ROLE reg_other LOGIN; GRANT CREATE ON DATABASE $old TO reg_owner");
+	$node->safe_psql($old, "SET ROLE reg_owner; SELECT snowflake_registry_create('[0,4)', '10 min')");
+	$node->safe_psql($fresh, "SELECT snowflake_registry_create('[0,4)', '10 min')");
+	my $claim = sub {
+		my ($holder) = @_;
+		return split /\|/, $node->safe_psql($old, "SET ROLE reg_owner; SELECT worker_id, fencing_epoch, until_ms FROM "
+			  . "snowflake_registry_claim('$holder', 'node $holder', NULL, 1023, 60000, 1704067200000, 'time=41 worker=10 sequence=12')");
+	};
+	my ($w, $epoch, $until) = $claim->('one');
+	$node->safe_psql($old, "ALTER EXTENSION snowflake UPDATE TO '$default'");
+
+	my $shape = q{
+		SELECT c.relname, a.attname, format_type(a.atttypid, a.atttypmod), a.attnotnull, coalesce(pg_get_expr(d.adbin, d.adrelid), '')
+		  FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+		  LEFT JOIN pg_attrdef d ON d.adrelid = c.oid AND d.adnum = a.attnum
+		 WHERE c.relnamespace = 'snowflake_registry'::regnamespace
+		UNION ALL
+		SELECT conrelid::regclass::text, conname, pg_get_constraintdef(oid), NULL, '' FROM pg_constraint
+		 WHERE connamespace = 'snowflake_registry'::regnamespace
+		UNION ALL
+		SELECT 'view claims', pg_get_viewdef('snowflake_registry.claims'), '', NULL, ''
+		 ORDER BY 1, 2};
+	my @fresh_shape = split /\n/, $node->safe_psql($fresh, $shape);
+	cmp_ok(scalar @fresh_shape, '>', 30, 'a fresh registry: ' . scalar(@fresh_shape) . ' columns, constraints and a view');
+	is_deeply([ split /\n/, $node->safe_psql($old, $shape) ], \@fresh_shape,
+		'a 1.0 registry, updated: its tables, constraints and view are a fresh registry\'s');
+	is($node->safe_psql($old, "SELECT registry_id IS NOT NULL AND life IS NOT NULL FROM snowflake_registry.grants WHERE worker_id = $w"),
+		't', '... its grant kept, recorded under the registry\'s first life');
+	cmp_ok($node->safe_psql($old, "SET ROLE reg_owner; SELECT until_ms FROM snowflake_registry_renew($w, $epoch, 'one', 60000)"),
+		'>=', $until, 'its 1.0 node renews the grant, as its owner');
+	my ($w2) = $claim->('two');
+	isnt($w2, $w, 'a claim after the update gets another worker id');
+	is($node->safe_psql($old, "SELECT string_agg(p.oid::regprocedure::text, ', ' ORDER BY p.oid::regprocedure::text)
+		FROM pg_proc p WHERE p.proname LIKE 'snowflake_registry%' AND has_function_privilege('reg_owner', p.oid, 'EXECUTE')"),
+		'snowflake_registry_claim(text,text,integer,integer,bigint,bigint,text), snowflake_registry_life(), '
+		  . 'snowflake_registry_present(integer,bigint,text,text,bigint,bigint,bigint,text,text), '
+		  . 'snowflake_registry_release(integer,bigint,text,bigint), snowflake_registry_renew(integer,bigint,text,bigint)',
+		'its owner may call the functions nodes call, and no other registry function');
+	is($node->safe_psql($old, "SELECT count(*) FROM pg_proc p WHERE p.proname LIKE 'snowflake_registry%'
+		AND has_function_privilege('reg_other', p.oid, 'EXECUTE')"), '0', 'another role, none');
+}
+
 # Every released version reaches default_version.
 my %reaches = map { split /\|/ } split /\n/,
   $node->safe_psql('postgres', "SELECT source, path IS NOT NULL FROM pg_extension_update_paths('snowflake') WHERE target = '$default'");

@@ -1,6 +1,8 @@
 // The public id key file and the key ids' bindings (keyfile.hpp).
 #include "keyfile.hpp"
 
+#include "text.hpp"
+
 #include <openssl/evp.h>
 #include <sys/stat.h>
 
@@ -112,11 +114,30 @@ bool fingerprint_of(const PublicKey& key, std::uint8_t (&out)[kFingerprintBytes]
     return ok;
 }
 
+namespace {
+// pg_snowflake/public_keys: a version line, comments, a line per bound key
+// id, and the CRC-32C of everything before the checksum line.
+constexpr char kBindingsHeader[] = "snowflake public key bindings 1\n";
+constexpr std::size_t kBindingsChecksumLine = 16;  // "crc32c " and 8 hex digits, "\n"
+}  // namespace
+
 bool parse_bindings(const char* text, std::size_t size, Bindings& bindings) noexcept {
     bindings = Bindings{};
+    constexpr std::size_t header = sizeof kBindingsHeader - 1;
+    if (size < header + kBindingsChecksumLine || std::memcmp(text, kBindingsHeader, header) != 0) return false;
+    const char* sum = text + size - kBindingsChecksumLine;
+    if (std::memcmp(sum, "crc32c ", 7) != 0 || sum[kBindingsChecksumLine - 1] != '\n') return false;
+    std::uint32_t stored = 0;
+    for (std::size_t i = 7; i < 15; ++i) {
+        const int digit = hex_digit(sum[i]);
+        if (digit < 0 || (sum[i] >= 'A' && sum[i] <= 'F')) return false;
+        stored = stored << 4 | static_cast<std::uint32_t>(digit);
+    }
+    if (crc32c(text, size - kBindingsChecksumLine) != stored) return false;
     static constexpr std::size_t kFingerprintDigits[3] = {2 * kFingerprintBytes, 0, 0};
     unsigned line = 0;
-    const char* problem = each_line(text, size, line, [&](const char* p, const char* end) -> const char* {
+    const char* problem = each_line(text + header, size - header - kBindingsChecksumLine, line,
+                                    [&](const char* p, const char* end) -> const char* {
         unsigned id = 0;
         std::uint8_t bytes[32];
         std::size_t length = 0;
@@ -131,12 +152,15 @@ bool parse_bindings(const char* text, std::size_t size, Bindings& bindings) noex
 }
 
 std::size_t format_bindings(const Bindings& bindings, char* out) noexcept {
-    static constexpr char kHeader[] =
-        "# snowflake: each key id of public ids and the fingerprint of the key it is bound to\n"
+    static constexpr char kComment[] =
+        "# each key id of public ids and the fingerprint of the key it is bound to\n"
         "# (snowflake_retire_public_key_id() unbinds one; never edit this file)\n";
     static constexpr char kDigits[] = "0123456789abcdef";
-    std::size_t n = sizeof kHeader - 1;
-    std::memcpy(out, kHeader, n);
+    std::size_t n = 0;
+    for (const char* part : {kBindingsHeader, kComment}) {
+        std::memcpy(out + n, part, std::strlen(part));
+        n += std::strlen(part);
+    }
     for (unsigned id = 0; id < kKeyIds; ++id) {
         if (!bindings.bound[id]) continue;
         out[n++] = static_cast<char>('0' + id);
@@ -147,6 +171,11 @@ std::size_t format_bindings(const Bindings& bindings, char* out) noexcept {
         }
         out[n++] = '\n';
     }
+    const std::uint32_t sum = crc32c(out, n);
+    std::memcpy(out + n, "crc32c ", 7);
+    n += 7;
+    for (int shift = 28; shift >= 0; shift -= 4) out[n++] = kDigits[(sum >> shift) & 15];
+    out[n++] = '\n';
     out[n] = '\0';
     return n;
 }

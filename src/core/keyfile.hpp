@@ -41,8 +41,9 @@ struct Bindings {
 
 bool fingerprint_of(const PublicKey& key, std::uint8_t (&out)[kFingerprintBytes]) noexcept;
 
-// pg_snowflake/public_keys: a comment line, then "<key id> <32 hex digits>"
-// a line. false when malformed.
+// pg_snowflake/public_keys: "snowflake public key bindings 1", comment lines,
+// "<key id> <32 hex digits>" a line, and "crc32c <8 hex digits>" of all before
+// it. false when malformed, of another version, or its checksum differs.
 bool parse_bindings(const char* text, std::size_t size, Bindings& bindings) noexcept;
 // The text of the bindings into out (at least kBindingsTextMax bytes), NUL
 // terminated; its length.

@@ -222,6 +222,34 @@ $node->start;
 unlike(slurp_file($node->logfile, $offset), qr/bound to another key/, 'the new binding holds at start');
 isnt(query("SELECT snowflake_from_public('$public')"), $id, 'after a restart: the new key of key id 0');
 
+# The bindings file has a version line and a checksum: one digit of a
+# fingerprint changed, it is refused at start as corrupt, and no key serves
+# until it is restored.
+my $bindings_path = $node->data_dir . '/pg_snowflake/public_keys';
+my $good = slurp_file($bindings_path);
+like($good, qr/\Asnowflake public key bindings 1\n(?:.*\n)*crc32c [0-9a-f]{8}\n\z/,
+	'the bindings file: its version first, its checksum last');
+(my $damaged = $good) =~ s/^(0 [0-9a-f]{31})([0-9a-f])$/$1 . ($2 eq '0' ? '1' : '0')/me or die 'no binding of key id 0';
+sub write_bindings
+{
+	open my $fh, '>', $bindings_path or die "$bindings_path: $!";
+	print $fh $_[0];
+	close $fh;
+	return;
+}
+$node->stop;
+write_bindings($damaged);
+$offset = -s $node->logfile;
+$node->start;
+like(slurp_file($node->logfile, $offset), qr/WARNING:  file "pg_snowflake\/public_keys" is corrupt/,
+	'a damaged bindings file at start: refused as corrupt, naming it');
+like(error_of("SELECT snowflake_to_public($id)"), qr/ERROR:  55000: no key of public ids is loaded/,
+	'a damaged bindings file: no key serves');
+$node->stop;
+write_bindings($good);
+$node->start;
+like(query("SELECT snowflake_to_public($id)"), $first_character[1], 'the bindings file restored: the keys serve');
+
 # 1.0's setting left in postgresql.conf: refused at start and at reload, naming
 # the key file's setting and never quoting the key; the key file's keys serve.
 my $encoded = query("SELECT snowflake_to_public($id)");

@@ -1,10 +1,12 @@
 // The public id key file's parser, the key ids' bindings and the key file's
 // ownership and permission rule (PostgreSQL's for ssl_key_file).
 #include "../../src/core/keyfile.hpp"
+#include "../../src/core/text.hpp"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <cstdio>
 #include <cstring>
 #include <string>
 
@@ -105,10 +107,29 @@ TEST(KeyFile, BindsKeyIdsAndRefusesAnotherKey) {
     again.bound[1] = false;
     EXPECT_EQ(check_bindings(other, again, key_id), Binding::Unbound);
 
-    // malformed bindings are refused
-    for (const char* bad : {"0 00", "5 00000000000000000000000000000000", "0 00000000000000000000000000000000\n0 "
-                                                                          "00000000000000000000000000000000"})
-        EXPECT_FALSE(parse_bindings(bad, std::strlen(bad), again)) << bad;
+    // the file: its version first, its checksum last
+    const std::string written(text, length);
+    EXPECT_EQ(written.rfind("snowflake public key bindings 1\n", 0), 0u) << written;
+    EXPECT_EQ(written.substr(length - 16, 7), "crc32c ");
+    // malformed lines, under a good version line and checksum, are refused
+    const auto file = [](const std::string& lines) {
+        std::string body = "snowflake public key bindings 1\n" + lines;
+        char sum[17];
+        snprintf(sum, sizeof sum, "crc32c %08x\n", crc32c(body.data(), body.size()));
+        return body + sum;
+    };
+    const std::string zero = "0 00000000000000000000000000000000\n";
+    ASSERT_TRUE(parse_bindings(file(zero).data(), file(zero).size(), again));
+    for (const std::string& bad : {file("0 00\n"), file("5 00000000000000000000000000000000\n"), file(zero + zero)})
+        EXPECT_FALSE(parse_bindings(bad.data(), bad.size(), again)) << bad;
+    // a damaged file, another version, no checksum: refused
+    std::string damaged = file(zero);
+    damaged[damaged.find("0 0") + 2] = '1';
+    std::string version2 = file(zero);
+    version2[version2.find('1')] = '2';
+    const std::string unsummed = "snowflake public key bindings 1\n" + zero;
+    for (const std::string& bad : {damaged, version2, unsummed, zero})
+        EXPECT_FALSE(parse_bindings(bad.data(), bad.size(), again)) << bad;
 }
 
 TEST(KeyFile, OwnershipAndPermissionsAsSslKeyFile) {

@@ -225,9 +225,16 @@ sub failover
 	# The old leader's Patroni again: it rejoins as a replica (pg_rewind).
 	$leader->{run} = start_patroni($leader);
 	wait_until(sub { role($leader) eq 'replica' }, "$scope: the old leader rejoins as a replica");
+	# Patroni may restart it once more after the rewind: asked until it answers
 	my ($stdout, $stderr);
-	IPC::Run::run([ 'psql', '-X', '-At', '-h', '127.0.0.1', '-p', $leader->{pg}, '-U', 'postgres', '-d', 'postgres',
-			'-c', 'SELECT snowflake_nextval()' ], '>', \$stdout, '2>', \$stderr);
+	wait_until(
+		sub {
+			IPC::Run::run([ 'psql', '-X', '-At', '-h', '127.0.0.1', '-p', $leader->{pg}, '-U', 'postgres', '-d', 'postgres',
+					'-c', 'SELECT snowflake_nextval()' ], '>', \$stdout, '2>', \$stderr);
+			$stdout ne '' || $stderr =~ /ERROR/;
+		},
+		"$scope: the rejoined old leader answers");
+	is($stdout, '', "$scope: the rejoined old leader issues no id");
 	like($stderr, qr/cannot be generated on a hot standby/, "$scope: the rejoined old leader does not generate");
 
 	note(sprintf('%-6s promoted in %.1f s; acknowledged %d by the old leader, %d by the new; lost %d, duplicates %d, '

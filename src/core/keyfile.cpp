@@ -118,25 +118,17 @@ namespace {
 // pg_snowflake/public_keys: a version line, comments, a line per bound key
 // id, and the CRC-32C of everything before the checksum line.
 constexpr char kBindingsHeader[] = "snowflake public key bindings 1\n";
-constexpr std::size_t kBindingsChecksumLine = 16;  // "crc32c " and 8 hex digits, "\n"
 }  // namespace
 
 bool parse_bindings(const char* text, std::size_t size, Bindings& bindings) noexcept {
     bindings = Bindings{};
     constexpr std::size_t header = sizeof kBindingsHeader - 1;
-    if (size < header + kBindingsChecksumLine || std::memcmp(text, kBindingsHeader, header) != 0) return false;
-    const char* sum = text + size - kBindingsChecksumLine;
-    if (std::memcmp(sum, "crc32c ", 7) != 0 || sum[kBindingsChecksumLine - 1] != '\n') return false;
-    std::uint32_t stored = 0;
-    for (std::size_t i = 7; i < 15; ++i) {
-        const int digit = hex_digit(sum[i]);
-        if (digit < 0 || (sum[i] >= 'A' && sum[i] <= 'F')) return false;
-        stored = stored << 4 | static_cast<std::uint32_t>(digit);
-    }
-    if (crc32c(text, size - kBindingsChecksumLine) != stored) return false;
+    if (size < header + kChecksumLine || std::memcmp(text, kBindingsHeader, header) != 0 ||
+        check_checksum_line(text, size) != ChecksumLine::Matches)
+        return false;
     static constexpr std::size_t kFingerprintDigits[3] = {2 * kFingerprintBytes, 0, 0};
     unsigned line = 0;
-    const char* problem = each_line(text + header, size - header - kBindingsChecksumLine, line,
+    const char* problem = each_line(text + header, size - header - kChecksumLine, line,
                                     [&](const char* p, const char* end) -> const char* {
         unsigned id = 0;
         std::uint8_t bytes[32];

@@ -131,9 +131,6 @@ namespace {
 // released, and are not read.
 constexpr int kLeaseVersion = 5;
 
-// The checksum line: "crc32c " and 8 lower-case hex digits.
-constexpr std::size_t kChecksumLine = 16;
-
 constexpr std::array<std::uint32_t, 256> kCrc32cTable = [] {
     std::array<std::uint32_t, 256> table{};
     for (std::uint32_t i = 0; i < 256; ++i) {
@@ -201,6 +198,19 @@ std::uint32_t crc32c(const void* data, std::size_t length) noexcept {
     return crc ^ 0xFFFFFFFFu;
 }
 
+ChecksumLine check_checksum_line(const char* text, std::size_t length) noexcept {
+    if (length < kChecksumLine) return ChecksumLine::Malformed;
+    const char* line = text + length - kChecksumLine;
+    if (std::strncmp(line, "crc32c ", 7) != 0 || line[kChecksumLine - 1] != '\n') return ChecksumLine::Malformed;
+    std::uint32_t stored = 0;
+    for (std::size_t i = 7; i < kChecksumLine - 1; ++i) {
+        const char c = line[i];
+        if (!is_digit(c) && !(c >= 'a' && c <= 'f')) return ChecksumLine::Malformed;
+        stored = stored << 4 | static_cast<std::uint32_t>(is_digit(c) ? c - '0' : c - 'a' + 10);
+    }
+    return crc32c(text, length - kChecksumLine) == stored ? ChecksumLine::Matches : ChecksumLine::Differs;
+}
+
 std::size_t format_lease(const Lease& lease, char* buf) noexcept { return format_lease_text(lease, buf); }
 
 LeaseText parse_lease(const char* text, std::size_t length, Lease& lease) noexcept {
@@ -214,17 +224,10 @@ LeaseText parse_lease(const char* text, std::size_t length, Lease& lease) noexce
     const char* p = copy + sizeof kHeader - 1;
     // The text ends with the checksum of what precedes it: checked first, so
     // that any damage to the fields is reported as such.
-    unsigned int stored = 0;
-    char hex[9] = {};
-    if (length < kChecksumLine || std::strncmp(copy + length - kChecksumLine, "crc32c ", 7) != 0 ||
-        copy[length - 1] != '\n')
-        return LeaseText::Malformed;
-    std::memcpy(hex, copy + length - kChecksumLine + 7, 8);
-    for (const char c : hex)
-        if (c != '\0' && !is_digit(c) && !(c >= 'a' && c <= 'f')) return LeaseText::Malformed;
-    if (std::sscanf(hex, "%8x", &stored) != 1) return LeaseText::Malformed;
+    const ChecksumLine checksum = check_checksum_line(copy, length);
+    if (checksum != ChecksumLine::Matches)
+        return checksum == ChecksumLine::Differs ? LeaseText::BadChecksum : LeaseText::Malformed;
     const std::size_t body = length - kChecksumLine;
-    if (crc32c(copy, body) != stored) return LeaseText::BadChecksum;
     copy[body] = '\0';
     Lease parsed{0, 0, 0, kNoWorker};
     std::uint64_t epoch, value;

@@ -54,6 +54,13 @@ inline constexpr std::size_t kLeaseTextMax = 384;
 // CRC-32C (Castagnoli), as PostgreSQL checksums pg_control and the WAL.
 std::uint32_t crc32c(const void* data, std::size_t length) noexcept;
 
+// The line that ends the lease file and the key bindings: "crc32c ", the
+// CRC-32C of all before it in 8 lower-case hexadecimal digits, "\n".
+inline constexpr std::size_t kChecksumLine = 16;
+enum class ChecksumLine { Malformed, Differs, Matches };
+// Whether text[0, length) ends with a checksum line, and whether it matches.
+ChecksumLine check_checksum_line(const char* text, std::size_t length) noexcept;
+
 // Writes the lease as text into buf (kLeaseTextMax bytes), version 5, its
 // last line the CRC-32C of the lines before it; returns its length. Only the
 // first fenced_count (at most kMaxFenced) fenced worker ids are written.

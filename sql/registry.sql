@@ -13,7 +13,7 @@ RESET client_min_messages;
 SELECT * FROM pg_temp.error_of($$SELECT snowflake_registry_create('[0,)')$$);
 SELECT * FROM pg_temp.error_of($$SELECT snowflake_registry_create('[1000,65537)')$$);
 SET client_min_messages = warning;  -- its NOTICE names the time its grace period ends
-SELECT snowflake_registry_create('[0,3)', '1 hour');
+SELECT snowflake_registry_create('[0,3)', '1 hour', '10 min');
 RESET client_min_messages;
 -- created afresh: a grace period; a new fleet ends it
 SELECT regexp_replace(e, 'until .*', 'until ...') AS error_of

@@ -21,16 +21,21 @@ COMMENT ON FUNCTION snowflake_repair_integer_ops() IS
 -- The server's identity, for the registry's functions: the registry's role
 -- need not read pg_control. The extension's one SECURITY DEFINER function:
 -- its SQL-standard body is bound when made, never through a search_path.
-CREATE FUNCTION snowflake_registry_identity(OUT system_identifier bigint, OUT timeline bigint, OUT database_oid oid)
+CREATE FUNCTION snowflake_registry_identity(OUT system_identifier bigint, OUT timeline bigint, OUT database_oid oid,
+                                            OUT started_ms bigint, OUT promoted_ms bigint)
     LANGUAGE sql VOLATILE PARALLEL UNSAFE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 BEGIN ATOMIC
-    SELECT c.system_identifier,
-           CASE WHEN pg_is_in_recovery() THEN NULL
-                ELSE ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::bigint END,
-           (SELECT d.oid FROM pg_database d WHERE d.datname = current_database())
-      FROM pg_control_system() c;
+    SELECT c.system_identifier, t.timeline,
+           (SELECT d.oid FROM pg_database d WHERE d.datname = current_database()),
+           (extract(epoch FROM pg_postmaster_start_time()) * 1000)::bigint,
+           (SELECT (extract(epoch FROM f.modification) * 1000)::bigint
+              FROM pg_stat_file('pg_wal/' || upper(lpad(to_hex(t.timeline), 8, '0')) || '.history', true) f)
+      FROM pg_control_system() c,
+           LATERAL (SELECT CASE WHEN pg_is_in_recovery() THEN NULL
+                                ELSE ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::bigint END
+                           AS timeline) t;
 END;
-COMMENT ON FUNCTION snowflake_registry_identity() IS 'the identity of the registry''s server and database: system identifier, timeline (NULL in recovery), database oid';
+COMMENT ON FUNCTION snowflake_registry_identity() IS 'the identity of the registry''s server and database: system identifier, timeline (NULL in recovery), database oid, when the server started and when it was promoted to its timeline (its history file, NULL on the first)';
 
 -- The registry's shape for lives, on the settings and grants of a registry
 -- made by 1.0's snowflake_registry_create (the 1.0 to 1.1 update calls it
@@ -44,7 +49,7 @@ DECLARE
 BEGIN
     EXECUTE format('SELECT * FROM %I.snowflake_registry_identity()', ext) INTO id;
     ALTER TABLE snowflake_registry.settings
-        ADD COLUMN max_window_ms bigint NOT NULL DEFAULT 600000 CHECK (max_window_ms > 0),
+        ADD COLUMN max_window_ms bigint NOT NULL DEFAULT 90000 CHECK (max_window_ms > 0),
         ADD COLUMN max_skew_ms bigint NOT NULL DEFAULT 1000 CHECK (max_skew_ms >= 0),
         ADD COLUMN registry_id text,        -- random, made at create: this registry and no other
         ADD COLUMN life text,               -- random, made when a life begins
@@ -53,7 +58,8 @@ BEGIN
         ADD COLUMN grace_until_ms bigint NOT NULL DEFAULT 0,  -- no new window before it
         ADD COLUMN system_identifier bigint,  -- the identity of the life
         ADD COLUMN timeline bigint,
-        ADD COLUMN database_oid oid;
+        ADD COLUMN database_oid oid,
+        ADD COLUMN started_ms bigint;  -- the server's start: every start may be a rollback
     ALTER TABLE snowflake_registry.grants
         ADD COLUMN registry_id text,  -- the registry and life that made the grant (a reinstated one: the presenter's)
         ADD COLUMN life text,
@@ -61,8 +67,9 @@ BEGIN
     UPDATE snowflake_registry.settings
        SET registry_id = gen_random_uuid()::text, life = gen_random_uuid()::text,
            life_began_ms = (extract(epoch FROM clock_timestamp()) * 1000)::bigint, life_change = 'updated to 1.1',
-           max_window_ms = greatest(600000, (SELECT max(w.expires_ms - w.renewed_ms) FROM snowflake_registry.workers w)),
-           system_identifier = id.system_identifier, timeline = id.timeline, database_oid = id.database_oid;
+           max_window_ms = greatest(90000, (SELECT max(w.expires_ms - w.renewed_ms) FROM snowflake_registry.workers w)),
+           system_identifier = id.system_identifier, timeline = id.timeline, database_oid = id.database_oid,
+           started_ms = id.started_ms;
     UPDATE snowflake_registry.grants g SET registry_id = s.registry_id, life = s.life FROM snowflake_registry.settings s;
 END $$;
 COMMENT ON FUNCTION snowflake_registry_add_lives() IS 'brings a registry made by snowflake 1.0 to the shape of 1.1 (its lives); the update to 1.1 does it in the database it runs in';
@@ -77,7 +84,7 @@ END $$;
 DROP FUNCTION snowflake_registry_create(int4range, interval);
 CREATE FUNCTION snowflake_registry_create(worker_ids int4range DEFAULT '[0,1024)',
                                           quarantine interval DEFAULT '10 min',
-                                          max_window interval DEFAULT '10 min',
+                                          max_window interval DEFAULT '90 s',
                                           max_skew interval DEFAULT '1 s')
     RETURNS void LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
@@ -158,6 +165,7 @@ DECLARE
     id record;
     s snowflake_registry.settings;
     why text;
+    anchor_ms bigint;
 BEGIN
     EXECUTE format('SELECT * FROM %I.snowflake_registry_identity()', ext) INTO id;
     IF id.timeline IS NULL THEN
@@ -166,19 +174,34 @@ BEGIN
                   HINT = 'Nodes follow a registry''s failover with a multi-host "snowflake.registry" and target_session_attrs=read-write.';
     END IF;
     SELECT * INTO STRICT s FROM snowflake_registry.settings;
-    IF (s.system_identifier, s.timeline, s.database_oid) IS DISTINCT FROM (id.system_identifier, id.timeline, id.database_oid) THEN
+    IF (s.system_identifier, s.timeline, s.database_oid, s.started_ms)
+       IS DISTINCT FROM (id.system_identifier, id.timeline, id.database_oid, id.started_ms) THEN
         SELECT * INTO STRICT s FROM snowflake_registry.settings FOR UPDATE;  -- one call begins it
-        IF (s.system_identifier, s.timeline, s.database_oid) IS DISTINCT FROM (id.system_identifier, id.timeline, id.database_oid) THEN
-            why := CASE WHEN s.system_identifier IS DISTINCT FROM id.system_identifier
+        IF (s.system_identifier, s.timeline, s.database_oid, s.started_ms)
+           IS DISTINCT FROM (id.system_identifier, id.timeline, id.database_oid, id.started_ms) THEN
+            now_ms := (extract(epoch FROM clock_timestamp()) * 1000)::bigint;
+            -- Where the lost life ended at the latest, the same at every call
+            -- (a call whose transaction rolls back leaves the next the same
+            -- grace): the server's start (a restart, a restore, a snapshot or
+            -- a copy started), its promotion to the new timeline (the history
+            -- file's time), or, for another server or database, now.
+            SELECT CASE WHEN s.system_identifier IS DISTINCT FROM id.system_identifier
                              THEN format('another server: system identifier %s, was %s', id.system_identifier, s.system_identifier)
                         WHEN s.database_oid IS DISTINCT FROM id.database_oid
                              THEN format('its database copied: oid %s, was %s', id.database_oid, s.database_oid)
-                        ELSE format('promoted or restored: timeline %s, was %s', id.timeline, s.timeline) END;
-            now_ms := (extract(epoch FROM clock_timestamp()) * 1000)::bigint;
+                        WHEN s.timeline IS DISTINCT FROM id.timeline
+                             THEN format('promoted or restored: timeline %s, was %s', id.timeline, s.timeline)
+                        ELSE format('its server started at %s (restarted, restored or a copy)', to_timestamp(id.started_ms / 1000.0)) END,
+                   CASE WHEN (s.system_identifier, s.database_oid) IS DISTINCT FROM (id.system_identifier, id.database_oid) THEN now_ms
+                        WHEN s.timeline IS DISTINCT FROM id.timeline
+                             THEN CASE WHEN id.promoted_ms IS NULL THEN now_ms ELSE greatest(id.promoted_ms, id.started_ms) END
+                        ELSE id.started_ms END
+              INTO why, anchor_ms;
             UPDATE snowflake_registry.settings
                SET life = gen_random_uuid()::text, life_began_ms = now_ms, life_change = why,
-                   grace_until_ms = now_ms + s.max_window_ms + s.max_skew_ms,
-                   system_identifier = id.system_identifier, timeline = id.timeline, database_oid = id.database_oid
+                   grace_until_ms = greatest(s.grace_until_ms, least(anchor_ms, now_ms) + s.max_window_ms + s.max_skew_ms),
+                   system_identifier = id.system_identifier, timeline = id.timeline, database_oid = id.database_oid,
+                   started_ms = id.started_ms
             RETURNING * INTO s;
             RAISE LOG 'snowflake registry: a new life begins (%): no new window is granted until %, holders present theirs',
                 why, to_timestamp(s.grace_until_ms / 1000.0);
@@ -345,13 +368,27 @@ BEGIN
                renewed_ms = now_ms
          WHERE r.worker_id = p_worker AND r.fencing_epoch = p_epoch AND r.holder = p_holder
          RETURNING r.expires_ms INTO granted_until_ms;
-        IF NOT FOUND THEN
+        IF FOUND THEN
+            UPDATE snowflake_registry.grants r SET until_ms = granted_until_ms WHERE r.worker_id = p_worker AND r.fencing_epoch = p_epoch;
+            outcome := 'renewed';
+            RETURN;
+        END IF;
+        -- A grant of this life that the registry does not know (no grant of
+        -- the worker id at or after its fencing epoch): the registry was
+        -- rolled back (a snapshot resumed, a backup restored) without a new
+        -- start. A new life begins, and the window is presented to it.
+        IF NOT EXISTS (SELECT FROM snowflake_registry.workers r WHERE r.worker_id = p_worker)
+           OR EXISTS (SELECT FROM snowflake_registry.grants r WHERE r.worker_id = p_worker AND r.fencing_epoch >= p_epoch) THEN
             outcome := 'lost'; reason := 'another server holds the worker id, or it was released';
             RETURN;
         END IF;
-        UPDATE snowflake_registry.grants r SET until_ms = granted_until_ms WHERE r.worker_id = p_worker AND r.fencing_epoch = p_epoch;
-        outcome := 'renewed';
-        RETURN;
+        UPDATE snowflake_registry.settings s
+           SET life = gen_random_uuid()::text, life_began_ms = now_ms,
+               life_change = format('rolled back: worker id %s presented with fencing epoch %s, which it does not know', p_worker, p_epoch),
+               grace_until_ms = greatest(s.grace_until_ms, now_ms + s.max_window_ms + s.max_skew_ms)
+        RETURNING s.life, s.life_change, s.grace_until_ms INTO life, life_change, grace_until_ms;
+        RAISE LOG 'snowflake registry: a new life begins (%): no new window is granted until %, holders present theirs',
+            life_change, to_timestamp(grace_until_ms / 1000.0);
     END IF;
     PERFORM 1 FROM snowflake_registry.settings FOR UPDATE;  -- ordered with the claims
     SELECT * INTO w FROM snowflake_registry.workers r WHERE r.worker_id = p_worker FOR UPDATE;
@@ -643,3 +680,12 @@ BEGIN
         PERFORM snowflake_registry_grant(registry_owner);
     END IF;
 END $$;
+
+-- a damaged lease file, or a lease taken under another epoch or layout (changed
+-- on purpose): a new lease above every id this server can have issued, the
+-- fence kept; superusers only
+CREATE FUNCTION snowflake_repair_lease(above timestamptz DEFAULT NULL) RETURNS timestamptz
+    AS 'MODULE_PATHNAME', 'snowflake_repair_lease' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION snowflake_repair_lease(timestamptz) IS
+    'writes a new lease in place of a damaged one or of one taken under another epoch or layout, keeping the fence: ids continue after the clock plus the lease span and max_lead, or after "above"; returns that time';
+REVOKE ALL ON FUNCTION snowflake_repair_lease(timestamptz) FROM PUBLIC;

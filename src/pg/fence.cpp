@@ -9,6 +9,7 @@ extern "C" {
 #include "common/controldata_utils.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
+#include "storage/fd.h"
 #include "utils/guc.h"
 }
 
@@ -73,10 +74,13 @@ void log_fence(const SharedState& state, bool restore) {
 // Kept in this directory's lease file at once, so that the fence outlives
 // restarts: the lease, the fence, and the source's worker id (refused here
 // whatever this server is configured with when it starts again).
-bool keep_fence(SharedState& state, std::uint64_t lease_units, std::uint64_t clock_units, std::uint32_t source) {
+// Its copy is kept beside it (kFencePath), so that the fence outlives a
+// lease file that is removed or damaged.
+bool keep_fence(SharedState& state, std::uint64_t lease_units, std::uint64_t clock_units, std::uint32_t source,
+                bool fence_grew) {
     Lease kept = lease_of(state, lease_units, clock_units);
     kept.worker_id = source;
-    if (!write_lease(kept, LOG)) return false;
+    if ((fence_grew && !write_fence_copy(kept, LOG)) || !write_lease(kept, LOG)) return false;
     state.lease_elsewhere = false;
     return true;
 }
@@ -93,7 +97,7 @@ void fence_copy(SharedState& state, const Lease& copied, std::uint32_t configure
     for (std::uint32_t i = 0; i < copied.fenced_count; ++i) fence(generator, copied.fenced[i], true);
     if (source == kNoWorker && copied.fenced_count == 0) return;
     log_fence(state, state.restore);
-    (void)keep_fence(state, units_of(state, copied.lease_ms), units_of(state, copied.clock_ms), source);
+    (void)keep_fence(state, units_of(state, copied.lease_ms), units_of(state, copied.clock_ms), source, true);
 }
 
 }  // namespace
@@ -102,9 +106,12 @@ void fence_if_copy(SharedState& state, const Lease& lease, bool exists) {
     if (registry_mode()) return;  // a registry's grants are never copied
     state.restore = restores();
     if (state.blocked != Blocked::No) return;
-    if (state.restore || (exists && state.lease_elsewhere && !streaming_standby()))
-        fence_copy(state, exists ? lease : Lease{},
-                   worker_id_setting < 0 ? kNoWorker : static_cast<std::uint32_t>(worker_id_setting));
+    if (!state.restore && !(exists && state.lease_elsewhere && !streaming_standby())) return;
+    fence_copy(state, exists ? lease : Lease{},
+               worker_id_setting < 0 ? kNoWorker : static_cast<std::uint32_t>(worker_id_setting));
+    // A copy's crash recovery replays its source's lease records (a copy of a
+    // running server whose lease file is older than its WAL): its source's.
+    state.restore = true;
 }
 
 void fence_replayed(SharedState& state, const Lease& replayed) {
@@ -121,7 +128,7 @@ void fence_replayed(SharedState& state, const Lease& replayed) {
     const std::uint64_t lease_units = std::max(units_of(state, replayed.lease_ms), generator.lease_ms.load());
     if (!grew && lease_units == generator.lease_ms.load()) return;
     if (grew) log_fence(state, true);
-    if (keep_fence(state, lease_units, units_of(state, replayed.clock_ms), replayed.worker_id))
+    if (keep_fence(state, lease_units, units_of(state, replayed.clock_ms), replayed.worker_id, grew))
         generator.lease_ms.store(lease_units);
 }
 
@@ -132,7 +139,8 @@ std::uint32_t adopt_worker_id(SharedState& state) {
     const std::uint32_t adopted = worker_in_effect(generator);
     if (adopted == kNoWorker || !is_fenced(generator, adopted)) return kNoWorker;
     fence(generator, adopted, false);
-    if (!write_lease(lease_of(state, generator.lease_ms.load(), generator.clock_high.load()), WARNING)) {
+    const Lease adopting = lease_of(state, generator.lease_ms.load(), generator.clock_high.load());
+    if (!write_lease(adopting, WARNING) || !write_fence_copy(adopting, WARNING)) {
         fence(generator, adopted, true);
         ereport(ERROR, (errcode(ERRCODE_IO_ERROR), errmsg("could not write the snowflake lease file")));
     }
@@ -141,6 +149,37 @@ std::uint32_t adopt_worker_id(SharedState& state) {
                             "ids under worker id %u again.",
                             adopted)));
     return adopted;
+}
+
+std::int64_t repair_lease(SharedState& state, std::int64_t above_unix_ms) {
+    const Blocked blocked = state.blocked.load();
+    if (blocked != Blocked::LeaseCorrupt && blocked != Blocked::LeaseUnreadable && blocked != Blocked::EpochChanged &&
+        blocked != Blocked::LayoutChanged)
+        ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                        errmsg("the snowflake lease needs no repair"),
+                        errdetail("snowflake_repair_lease() repairs a damaged lease file, or starts a new id space "
+                                  "after \"snowflake.epoch\" or \"snowflake.layout\" was changed on purpose.")));
+    GeneratorState& generator = state.generator;
+    const std::uint64_t clock = now_units(state);
+    std::uint64_t mark = clock + units_of(state, static_cast<std::uint64_t>(lease_span_setting + max_lead_setting));
+    if (above_unix_ms > state.epoch_unix_ms) mark = std::max(mark, units_from(state, above_unix_ms));
+    // the old file kept for a post-mortem, then the new lease and its fence's copy
+    struct stat st;
+    if (stat(kLeasePath, &st) == 0) (void)durable_rename(kLeasePath, kDamagedLeasePath, ERROR);
+    const Lease repaired = lease_of(state, mark, clock);
+    if ((repaired.fenced_count > 0 && !write_fence_copy(repaired, WARNING)) || !write_lease(repaired, WARNING))
+        ereport(ERROR, (errcode(ERRCODE_IO_ERROR), errmsg("could not write the snowflake lease file")));
+    raise_floor(generator, state.layout, mark, clock);
+    generator.lease_ms.store(mark);
+    state.lease_epoch_unix_ms = state.epoch_unix_ms;
+    state.lease_layout = state.layout;
+    state.blocked.store(Blocked::No);
+    const std::int64_t from_unix_ms = state.epoch_unix_ms + static_cast<std::int64_t>(ms_of(state, mark));
+    ereport(LOG, (errmsg("snowflake: the lease was repaired by snowflake_repair_lease(); ids continue after %s",
+                         timestamptz_to_str(timestamptz_of_unix_ms(from_unix_ms))),
+                  errdetail("The old lease file is kept as \"%s\"; the fence (%u worker ids) is kept.",
+                            kDamagedLeasePath, repaired.fenced_count)));
+    return from_unix_ms;
 }
 
 }  // namespace snowflake::pg

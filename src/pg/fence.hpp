@@ -18,5 +18,11 @@ void fence_if_copy(SharedState& state, const Lease& lease, bool exists);
 void fence_replayed(SharedState& state, const Lease& replayed);
 // Lifts the fence on the worker id in effect; returns it, or kNoWorker.
 std::uint32_t adopt_worker_id(SharedState& state);
+// A new lease where the lease file is damaged, or snowflake.epoch or
+// snowflake.layout was changed on purpose: ids continue after the clock plus
+// the lease span and max_lead, or after `above_unix_ms` if later; the fence is
+// kept, the old file moved aside (kDamagedLeasePath). Returns the new mark
+// (ms since 1970); ERROR when nothing is to repair.
+std::int64_t repair_lease(SharedState& state, std::int64_t above_unix_ms);
 
 }  // namespace snowflake::pg

@@ -37,8 +37,7 @@ void snowflake::pg::refuse_changed_lease(const SharedState& state, bool decoding
                                     "'%s' again and restart.",
                                     static_cast<long long>(state.epoch_unix_ms), old_layout, old_layout)
                           : errhint("Set snowflake.layout = '%s' again and restart, or, to start a new "
-                                    "id space on purpose, remove the file \"pg_snowflake/lease\" in the "
-                                    "data directory and restart.",
+                                    "id space on purpose, run SELECT snowflake_repair_lease().",
                                     old_layout)));
     }
     ereport(ERROR,
@@ -56,8 +55,7 @@ void snowflake::pg::refuse_changed_lease(const SharedState& state, bool decoding
                                 "again and restart.",
                                 old_epoch, layout_setting, old_epoch)
                       : errhint("Set snowflake.epoch = '%s' again and restart, or, to start a new "
-                                "id space on purpose, remove the file \"pg_snowflake/lease\" in the "
-                                "data directory and restart.",
+                                "id space on purpose, run SELECT snowflake_repair_lease().",
                                 old_epoch)));
 }
 
@@ -105,8 +103,8 @@ SharedState& generator_or_refuse() {
                  state->blocked == Blocked::LeaseCorrupt
                      ? errdetail("Its CRC-32C checksum does not match its contents.")
                      : 0,
-                 errhint("Restore it from a backup, or remove it and restart once the system "
-                         "clock is later than the last id issued.")));
+                 errhint("Run SELECT snowflake_repair_lease(): ids continue after the clock plus the lease "
+                         "span and max_lead (or after the time it is given), and the fence is kept.")));
     if (state->blocked == Blocked::LeaseNotCarried)
         ereport(ERROR,
                 (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -330,3 +328,27 @@ SNOWFLAKE_FUNCTION(snowflake_adopt_worker_id) {
     }
     PG_RETURN_INT32(static_cast<std::int32_t>(adopted));
 }
+
+// snowflake_repair_lease(above): a new lease in place of a damaged one, or of
+// one taken under another epoch or layout; the fence is kept (fence.hpp).
+SNOWFLAKE_FUNCTION(snowflake_repair_lease) {
+    SharedState* state = shared_state();
+    if (state == nullptr)
+        ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                        errmsg("snowflake is not loaded by shared_preload_libraries: there is no lease to repair")));
+    if (RecoveryInProgress())
+        ereport(ERROR, (errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+                        errmsg("the snowflake lease cannot be repaired during recovery")));
+    std::int64_t above = 0;
+    if (!PG_ARGISNULL(0)) {
+        const TimestampTz ts = PG_GETARG_TIMESTAMPTZ(0);
+        above = TIMESTAMP_NOT_FINITE(ts) ? INT64_MAX : ts / 1000 + kUnixToPostgresMs;
+        const std::int64_t last_ms = state->epoch_unix_ms + static_cast<std::int64_t>(ms_of(*state, state->layout.max_time));
+        if (above > last_ms - lease_span_setting - max_lead_setting)
+            ereport(ERROR, (errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+                            errmsg("ids cannot continue after %s: it is past the last time of snowflake.layout",
+                                   timestamptz_to_str(ts))));
+    }
+    PG_RETURN_TIMESTAMPTZ(timestamptz_of_unix_ms(repair_lease(*state, above)));
+}
+

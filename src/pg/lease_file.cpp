@@ -14,6 +14,7 @@ extern "C" {
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 namespace snowflake::pg {
@@ -43,17 +44,44 @@ LeaseFile read_lease(const char* path, Lease& lease) {
     return LeaseFile::Unreadable;
 }
 
-// Where this data directory is (the server runs in it): a hash of the host
-// name and the directory's inode number. A copy made by any means (base
-// backup, a copy of a stopped server, a copy of a copy) is another directory,
-// on this host or another; the same directory keeps them across restarts,
-// reboots and remounts.
+// Where this data directory is (the server runs in it): in the low 32 bits
+// of `host` a hash of the host name, in its high 32 bits a hash of the
+// directory's volume and birth (the file system's UUID where its id is made
+// from it, ext2/3/4 and btrfs, and the directory's birth time), in `inode`
+// its inode number. A copy made by any means (base backup, a copy of a
+// stopped or running server, a copy of a copy, onto the root of another
+// volume, where both roots are inode 2) is another directory, on this host or
+// another; the same directory keeps them across restarts, reboots and
+// remounts. A block-level clone of the volume keeps them too (docs/operations.md).
 void own_directory(std::uint64_t& host, std::uint64_t& inode) {
     char name[256] = {};
     (void)gethostname(name, sizeof name - 1);
-    struct stat st;
-    host = crc32c(name, strlen(name));
-    inode = stat(".", &st) == 0 ? static_cast<std::uint64_t>(st.st_ino) : 0;
+    struct statx st {};
+    const bool known = statx(AT_FDCWD, ".", 0, STATX_INO | STATX_BTIME, &st) == 0;
+    inode = known ? st.stx_ino : 0;
+    std::uint64_t volume[3] = {};  // the file system's id, the birth time's s and ns: no padding
+    if (known && (st.stx_mask & STATX_BTIME) != 0) {
+        volume[1] = static_cast<std::uint64_t>(st.stx_btime.tv_sec);
+        volume[2] = st.stx_btime.tv_nsec;
+    }
+    struct statfs fs {};
+    constexpr long kExt = 0xEF53, kBtrfs = 0x9123683E;  // their f_fsid is made from the UUID
+    if (statfs(".", &fs) == 0 && (fs.f_type == kExt || fs.f_type == kBtrfs))
+        std::memcpy(&volume[0], &fs.f_fsid, std::min(sizeof volume[0], sizeof fs.f_fsid));
+    const std::uint32_t where = volume[0] == 0 && volume[1] == 0 && volume[2] == 0
+                                    ? 0
+                                    : crc32c(volume, sizeof volume) | 1u;  // never 0: 0 is a 1.0 file's
+    host = static_cast<std::uint64_t>(crc32c(name, strlen(name))) | static_cast<std::uint64_t>(where) << 32;
+}
+
+// Whether a lease file was written by this data directory. A file written
+// before the volume was recorded (by 1.0) has 0 in the high bits of its host:
+// its host name and inode decide, until this server writes the lease again.
+bool written_here(const Lease& lease) {
+    std::uint64_t host, inode;
+    own_directory(host, inode);
+    if ((lease.directory_host >> 32) == 0) host &= 0xFFFFFFFFu;
+    return lease.directory_host == host && lease.directory_inode == inode;
 }
 
 // The lease file is one block of kLeaseBlock bytes, the text then NULs, so
@@ -152,43 +180,18 @@ void mark_old_when_dumped(ParseState* parse, Query* query, JumbleStateArg jumble
     marked_away = true;
 }
 
-}  // namespace
-
-void mark_if_upgrading() {
-    if (!IsBinaryUpgrade) return;
-    struct stat st;
-    // pg_upgrade keeps its output in the new data directory while it runs
-    if (stat("pg_upgrade_output.d", &st) != 0 || !S_ISDIR(st.st_mode)) {
-        // the old cluster: marked when pg_upgrade dumps it (only if preloaded)
-        if (process_shared_preload_libraries_in_progress) {
-            previous_post_parse_analyze_hook = post_parse_analyze_hook;
-            post_parse_analyze_hook = SNOWFLAKE_CALLBACK(mark_old_when_dumped, FATAL);
-        }
-        return;
-    }
-    if (stat(kUpgradedPath, &st) == 0) return;
-    write_mark(kUpgradedPath,
-               "This data directory was made by pg_upgrade. Copy pg_snowflake/lease from the old data\n"
-               "directory into this directory's pg_snowflake before starting the server; until then\n"
-               "snowflake issues no id.\n",
-               "In pg_upgrade's new data directory, snowflake marks that the old data directory's "
-               "lease must be carried over.");
-}
-
-// Writes the lease durably: in place when the file is a block already,
-// otherwise (or when that fails) a new file: temp file, fsync, rename, fsync
-// of the directory (and of the data directory when pg_snowflake is new). A
-// failure leaves the old file in place and is reported at `elevel`; the
-// caller then publishes nothing, so no id is ever issued beyond a mark that
-// is not on disk. A failed in-place write is never retried on that file: its
-// fsync state is unknown, so a fresh temp file replaces it.
-bool write_lease(const Lease& lease, int elevel) {
-    const char* path = kLeasePath;
-    char block[kLeaseBlock] = {};
+// The lease's text stamped with this data directory, padded with NULs to a block.
+void stamp(const Lease& lease, char (&block)[kLeaseBlock]) {
+    std::memset(block, 0, sizeof block);
     Lease stamped = lease;  // written by this data directory
     own_directory(stamped.directory_host, stamped.directory_inode);
     (void)format_lease(stamped, block);
-    if (overwrite_lease(path, block)) return true;
+}
+
+// Writes a block as a new file: temp file, fsync, rename, fsync of the
+// directory (and of the data directory when pg_snowflake is new). A failure
+// leaves the old file in place and is reported at `elevel`.
+bool replace_file(const char* path, const char (&block)[kLeaseBlock], int elevel) {
     char temp_path[MAXPGPATH];
     snprintf(temp_path, sizeof temp_path, "%s.tmp", path);
     if (MakePGDirectory(kLeaseDirectory) == 0) {
@@ -221,6 +224,48 @@ bool write_lease(const Lease& lease, int elevel) {
     return durable_rename(temp_path, path, elevel) == 0;
 }
 
+}  // namespace
+
+void mark_if_upgrading() {
+    if (!IsBinaryUpgrade) return;
+    struct stat st;
+    // pg_upgrade keeps its output in the new data directory while it runs
+    if (stat("pg_upgrade_output.d", &st) != 0 || !S_ISDIR(st.st_mode)) {
+        // the old cluster: marked when pg_upgrade dumps it (only if preloaded)
+        if (process_shared_preload_libraries_in_progress) {
+            previous_post_parse_analyze_hook = post_parse_analyze_hook;
+            post_parse_analyze_hook = SNOWFLAKE_CALLBACK(mark_old_when_dumped, FATAL);
+        }
+        return;
+    }
+    if (stat(kUpgradedPath, &st) == 0) return;
+    write_mark(kUpgradedPath,
+               "This data directory was made by pg_upgrade. Copy pg_snowflake/lease from the old data\n"
+               "directory into this directory's pg_snowflake before starting the server; until then\n"
+               "snowflake issues no id.\n",
+               "In pg_upgrade's new data directory, snowflake marks that the old data directory's "
+               "lease must be carried over.");
+}
+
+// Writes the lease durably: in place when the file is a block already,
+// otherwise (or when that fails) a new file: temp file, fsync, rename, fsync
+// of the directory (and of the data directory when pg_snowflake is new). A
+// failure leaves the old file in place and is reported at `elevel`; the
+// caller then publishes nothing, so no id is ever issued beyond a mark that
+// is not on disk. A failed in-place write is never retried on that file: its
+// fsync state is unknown, so a fresh temp file replaces it.
+bool write_lease(const Lease& lease, int elevel) {
+    char block[kLeaseBlock];
+    stamp(lease, block);
+    return overwrite_lease(kLeasePath, block) || replace_file(kLeasePath, block, elevel);
+}
+
+bool write_fence_copy(const Lease& lease, int elevel) {
+    char block[kLeaseBlock];
+    stamp(lease, block);
+    return replace_file(kFencePath, block, elevel);
+}
+
 // A lease taken under another epoch or layout blocks generation (and the
 // decoding forms that read the settings): true if so.
 bool lease_changed(SharedState& state, const Lease& lease) {
@@ -248,15 +293,31 @@ Lease lease_of(const SharedState& state, std::uint64_t lease_units, std::uint64_
 }
 
 bool load_lease(SharedState& state, Lease& lease) {
-    const LeaseFile file = read_lease(kLeasePath, lease);
+    LeaseFile file = read_lease(kLeasePath, lease);
+    // The fence's copy: its fence is kept whatever became of the lease file,
+    // and it stands in for a lease file that was removed.
+    Lease kept{};
+    const LeaseFile fence_file = read_lease(kFencePath, kept);
+    const char* damaged = file == LeaseFile::Unreadable || file == LeaseFile::Corrupt ? kLeasePath : kFencePath;
+    if (file == LeaseFile::Missing && fence_file == LeaseFile::Ok) {
+        lease = kept;
+        file = LeaseFile::Ok;
+        ereport(LOG, (errmsg("snowflake: the lease file \"%s\" is missing; the copy kept with the fence, "
+                             "\"%s\", stands in for it", kLeasePath, kFencePath)));
+    } else if (fence_file == LeaseFile::Unreadable || fence_file == LeaseFile::Corrupt) {
+        if (file == LeaseFile::Missing) file = fence_file;  // the fence is in neither
+        else ereport(LOG, (errmsg("snowflake: the fence's copy \"%s\" is damaged and ignored; the lease file "
+                                  "holds the fence", kFencePath)));
+    }
     const bool exists = file == LeaseFile::Ok;
     if (file == LeaseFile::Unreadable) state.blocked = Blocked::LeaseUnreadable;
     if (file == LeaseFile::Corrupt) state.blocked = Blocked::LeaseCorrupt;
     if (exists) (void)lease_changed(state, lease);
     if (state.blocked == Blocked::LeaseUnreadable || state.blocked == Blocked::LeaseCorrupt)
-        ereport(LOG, (errmsg("snowflake: the lease file \"%s\" %s; no id is issued", kLeasePath,
+        ereport(LOG, (errmsg("snowflake: the lease file \"%s\" %s; no id is issued", damaged,
                              file == LeaseFile::Corrupt ? "is corrupt (its checksum does not match)"
-                                                        : "could not be read")));
+                                                        : "could not be read"),
+                      errhint("Run SELECT snowflake_repair_lease().")));
     const std::uint32_t worker_id =
         worker_id_setting < 0 ? kNoWorker : static_cast<std::uint32_t>(worker_id_setting);
     init_state(state.generator, state.layout, worker_id, exists, units_of(state, lease.lease_ms),
@@ -266,9 +327,9 @@ bool load_lease(SharedState& state, Lease& lease) {
     if (exists && registry_mode()) state.registry.previous = lease.worker_id;
     for (std::uint32_t i = 0; exists && !registry_mode() && i < lease.fenced_count; ++i)
         fence(state.generator, lease.fenced[i], true);
-    std::uint64_t host, inode;
-    own_directory(host, inode);
-    state.lease_elsewhere = exists && (lease.directory_host != host || lease.directory_inode != inode);
+    for (std::uint32_t i = 0; fence_file == LeaseFile::Ok && !registry_mode() && i < kept.fenced_count; ++i)
+        fence(state.generator, kept.fenced[i], true);
+    state.lease_elsewhere = exists && !written_here(lease);
     struct stat st;
     if (!IsBinaryUpgrade && stat(kUpgradedPath, &st) == 0) carry_upgraded_lease(state, lease, exists);
     if (!IsBinaryUpgrade && state.blocked == Blocked::No && stat(kUpgradedAwayPath, &st) == 0) {

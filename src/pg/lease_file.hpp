@@ -7,6 +7,11 @@
 namespace snowflake::pg {
 
 inline constexpr char kLeasePath[] = "pg_snowflake/lease";
+// A second copy of the lease, written whenever the fence changes: the fence
+// outlives a lease file that is removed or damaged.
+inline constexpr char kFencePath[] = "pg_snowflake/fence";
+// A lease file that snowflake_repair_lease() replaced, kept for a post-mortem.
+inline constexpr char kDamagedLeasePath[] = "pg_snowflake/lease.replaced";
 // In a data directory pg_upgrade made: until the old directory's lease is
 // carried into it, no id is issued.
 inline constexpr char kUpgradedPath[] = "pg_snowflake/upgraded";
@@ -26,6 +31,10 @@ inline constexpr char kUpgradedAwayHint[] =
 // Writes the lease durably, stamped with this data directory; false, reported
 // at `elevel`, when that fails (the old file stays in place).
 bool write_lease(const Lease& lease, int elevel);
+
+// Writes the lease as the fence's copy (kFencePath), durably; false, reported
+// at `elevel`, when that fails.
+bool write_fence_copy(const Lease& lease, int elevel);
 
 // The lease to write: the mark and clock reading (units), the worker id in
 // effect and the fence.

@@ -51,11 +51,20 @@ void lease_redo(XLogReaderState* record) {
         return;
     }
     // The primary's fence is this node's once promoted (under a registry, a
-    // standby holds a worker id of its own and no fence applies).
-    for (std::uint32_t i = 0; !registry_mode() && i < std::min<std::uint32_t>(lease.fenced_count, kMaxFenced); ++i)
+    // standby holds a worker id of its own and no fence applies). A fence in
+    // force here is kept: the file is written with the fence held in memory
+    // (crash recovery of a copy restarted after its first start replays its
+    // source's records, which hold no fence).
+    bool grew = false;
+    for (std::uint32_t i = 0; !registry_mode() && i < std::min<std::uint32_t>(lease.fenced_count, kMaxFenced); ++i) {
+        grew = grew || !is_fenced(generator, lease.fenced[i]);
         fence(generator, lease.fenced[i], true);
-    if (lease_units > generator.lease_ms.load() && write_lease(lease, LOG))
-        generator.lease_ms.store(lease_units);
+    }
+    const std::uint64_t mark = std::max(lease_units, generator.lease_ms.load());
+    if (mark == generator.lease_ms.load() && !grew) return;
+    Lease kept = lease_of(*state, mark, units_of(*state, lease.clock_ms));
+    kept.worker_id = lease.worker_id;
+    if ((!grew || write_fence_copy(kept, LOG)) && write_lease(kept, LOG)) generator.lease_ms.store(mark);
 }
 
 void lease_desc(StringInfo buffer, XLogReaderState* record) {

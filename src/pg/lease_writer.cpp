@@ -70,6 +70,15 @@ void write_lease_once(SharedState& state, std::uint64_t target) {
     PG_END_TRY();
 }
 
+// Writes the worker id in effect into the lease file at once (at start and
+// when it changes), not at the first id: a copy of this directory made
+// before its first id (a golden image, an early base backup) then carries a
+// lease written elsewhere, and its fence.
+void record_worker_id(SharedState& state) {
+    if (state.blocked == Blocked::No && worker_in_effect(state.generator) != kNoWorker && !RecoveryInProgress())
+        write_lease_once(state, state.generator.lease_ms.load() + 1);
+}
+
 // Applies the configured snowflake.worker_id to the whole node at once and
 // logs the hand-over. One id is issued under the new worker id right away: a
 // call still working with the old one then fails its compare-and-swap and
@@ -80,6 +89,7 @@ void apply_worker_id(SharedState& state) {
     GeneratorState& generator = state.generator;
     if (registry_mode() || worker_in_effect(generator) == configured) return;
     const std::uint32_t old = hand_over(generator, configured);
+    record_worker_id(state);
     if (old == kNoWorker) {
         ereport(LOG, (errmsg("snowflake: worker id %u in effect", configured)));
         return;
@@ -218,6 +228,7 @@ void lease_worker_main(Datum) {
     state.writer_alive_ms.store(unix_now_ms());
     state.lease_writer_latch.store(MyLatch);
     apply_worker_id(state);  // a change made while no writer ran
+    if (!registry_mode()) record_worker_id(state);
     while (!ShutdownRequestPending) {
         state.writer_alive_ms.store(unix_now_ms());
         // A promoted streaming standby whose lease file is still its source's:

@@ -37,7 +37,7 @@ PGDLLEXPORT void snowflake_registry_worker_main(Datum argument);
 
 namespace snowflake::pg {
 
-int registry_window_setting = 600000;
+int registry_window_setting = 90000;
 int registry_renew_setting = 30000;
 int registry_max_skew_setting = 1000;
 
@@ -248,16 +248,29 @@ void claim_failed(SharedState::Registry& registry, const char (&error)[256]) {
 bool claim(SharedState& state) {
     SharedState::Registry& registry = state.registry;
     char error[256];
+    // The registry's life, in a statement of its own: a new life it begins
+    // commits whatever the claim's answer, so that its grace period begins
+    // once and ends on time.
     const std::int64_t before = unix_now_ms();
-    PGresult* clock = registry_query("SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint", 0, nullptr,
-                                     call_timeout_ms(), error);
+    PGresult* life = registry_query("SELECT now_ms, grace_until_ms, life_change FROM snowflake_registry_life()", 0,
+                                    nullptr, call_timeout_ms(), error);
     const std::int64_t after = unix_now_ms();
-    if (clock == nullptr) {
+    if (life == nullptr) {
         claim_failed(registry, error);
         return false;
     }
-    const std::int64_t skew = value_of(clock, 0) - (before + after) / 2;
-    PQclear(clock);
+    const std::int64_t registry_now = value_of(life, 0);
+    const std::int64_t grace_until = value_of(life, 1);
+    if (registry_now < grace_until) {
+        snprintf(error, sizeof error,
+                 "the registry grants no new window until %s, the end of its grace period (%s); claimed again then",
+                 timestamptz_to_str(timestamptz_of_unix_ms(grace_until)), PQgetvalue(life, 0, 2));
+        PQclear(life);
+        claim_failed(registry, error);
+        return false;
+    }
+    PQclear(life);
+    const std::int64_t skew = registry_now - (before + after) / 2;
     registry.reached_ms.store(after);
     const std::int64_t uncertainty = (after - before + 1) / 2;
     if (std::abs(skew) + uncertainty > registry_max_skew_setting) {
@@ -468,7 +481,7 @@ void define_registry_settings(GucContext postmaster) {
     refuse_bad_setting_at_start("snowflake.registry", configured);
     DefineCustomIntVariable(
         "snowflake.registry_window", "Sets how long a window of id times the registry grants.",
-        "Generation goes on this long through a registry outage.", &registry_window_setting, 600000, 1000,
+        "Generation goes on this long through a registry outage.", &registry_window_setting, 90000, 1000,
         86400000, PGC_SIGHUP, GUC_UNIT_MS, nullptr, nullptr, nullptr);
     DefineCustomIntVariable(
         "snowflake.registry_renew", "Sets how often the window is renewed.",

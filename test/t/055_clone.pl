@@ -25,29 +25,6 @@ $source->safe_psql('postgres', 'SELECT count(*) FROM snowflake_nextvals(1000)');
 $source->backup('copy');
 
 
-# Both servers asked for 2000 ids each, in turns: how many ids both issued.
-sub duplicates
-{
-	my ($one, $other) = @_;
-	my %seen;
-	my $both = 0;
-	for my $round (1 .. 4)
-	{
-		for my $node ($one, $other)
-		{
-			my ($stdout, $stderr);
-			$node->psql('postgres', 'SELECT x FROM snowflake_nextvals(500) x', stdout => \$stdout,
-				stderr => \$stderr);
-			for my $id (split /\n/, $stdout // '')
-			{
-				$both++ if ($seen{$id} // $node) ne $node;
-				$seen{$id} = $node;
-			}
-		}
-	}
-	return $both;
-}
-
 sub set_worker_id
 {
 	my ($node, $worker_id) = @_;

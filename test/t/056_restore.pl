@@ -19,9 +19,12 @@ use SnowflakeTest;
 my $source = snowflake_node('source', 41, undef, allows_streaming => 1, has_archiving => 1);
 $source->start;
 $source->safe_psql('postgres', 'CREATE EXTENSION snowflake');
+wait_for_lease($source, 41);
 $source->backup('before_first_id');
-ok(!-e $source->backup_dir . '/before_first_id/pg_snowflake/lease',
-	'the base backup was taken before the source issued an id: it holds no lease');
+like(slurp_file($source->backup_dir . '/before_first_id/pg_snowflake/lease'), qr/\nworker_id 41\n/,
+	'a base backup taken before the source issued an id holds its lease: written as the worker id took effect');
+# 1.0 wrote the lease at the first id: such a backup of a 1.0 server holds none
+unlink $source->backup_dir . '/before_first_id/pg_snowflake/lease' or die "unlink: $!";
 
 # The source issues ids: its lease records are in the WAL, then archived.
 my $last_before_target = $source->safe_psql('postgres', 'SELECT max(x) FROM snowflake_nextvals(1000) x');
@@ -30,32 +33,6 @@ $source->safe_psql('postgres', 'CREATE TABLE after_target AS SELECT 1');    # a 
 my $walfile = $source->safe_psql('postgres', 'SELECT pg_walfile_name(pg_switch_wal())');
 $source->poll_query_until('postgres', "SELECT last_archived_wal >= '$walfile' FROM pg_stat_archiver")
   or die 'the WAL was not archived';
-
-
-# Both servers asked for 2000 ids each, in turns: how many ids both issued,
-# and how many the second issued.
-sub issued_by_both
-{
-	my ($one, $other) = @_;
-	my %seen;
-	my ($both, $of_other) = (0, 0);
-	for my $round (1 .. 4)
-	{
-		for my $node ($one, $other)
-		{
-			my ($stdout, $stderr);
-			$node->psql('postgres', 'SELECT x FROM snowflake_nextvals(500) x', stdout => \$stdout,
-				stderr => \$stderr);
-			for my $id (split /\n/, $stdout // '')
-			{
-				$both++ if ($seen{$id} // $node) ne $node;
-				$seen{$id} = $node;
-				$of_other++ if $node == $other;
-			}
-		}
-	}
-	return ($both, $of_other);
-}
 
 sub set_worker_id
 {
@@ -82,7 +59,7 @@ sub restored
 	copy_refused($copy, $what, 41);
 	ok($copy->log_contains(qr/this data directory is a copy of another server's; ids under worker id 41 are refused/),
 		"$what: the server log says why");
-	my ($both, $of_copy_fenced) = issued_by_both($source, $copy);
+	my ($both, $of_copy_fenced) = duplicates($source, $copy);
 	is($of_copy_fenced, 0, "$what, beside its running source: 0 ids from it under worker id 41");
 	is($both, 0, "$what, beside its running source: 0 ids issued by both");
 	$copy->restart;
@@ -95,7 +72,7 @@ sub restored
 	my $first = $copy->safe_psql('postgres', 'SELECT snowflake_nextval()');
 	is($copy->safe_psql('postgres', "SELECT (snowflake_decode($first)).worker_id"),
 		'42', "$what: with a worker id of its own, it generates");
-	my ($both_own, $of_copy) = issued_by_both($source, $copy);
+	my ($both_own, $of_copy) = duplicates($source, $copy);
 	is($of_copy, 2000, "$what: its own worker id issues ids beside the source");
 	is($both_own, 0, "$what: source (41) and restore (42): 0 ids issued by both");
 	$copy->stop;
@@ -124,7 +101,7 @@ sub lone_fence
 	  or die "$what: recovery did not end";
 	set_worker_id($copy, 41) if $set_later;
 	copy_refused($copy, $what, 41);
-	my ($both, $of_copy) = issued_by_both($source, $copy);
+	my ($both, $of_copy) = duplicates($source, $copy);
 	is($of_copy, 0, "$what, beside its running source: 0 ids from it under worker id 41");
 	$copy->stop;
 	return read_lease($copy);

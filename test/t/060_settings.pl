@@ -41,9 +41,9 @@ sub max_id { return $node->safe_psql('postgres', 'SELECT max(id) FROM t'); }
 # Runs a call that must fail; returns its stderr.
 sub refused
 {
-	my ($sql) = @_;
+	my ($sql, @options) = @_;
 	my ($stdout, $stderr);
-	my $ret = $node->psql('postgres', $sql, stdout => \$stdout, stderr => \$stderr);
+	my $ret = $node->psql('postgres', $sql, stdout => \$stdout, stderr => \$stderr, @options);
 	isnt($ret, 0, "\"$sql\" fails");
 	return $stderr;
 }
@@ -208,13 +208,26 @@ $node->start;
 cmp_ok($node->safe_psql('postgres', 'SELECT snowflake_nextval()'), '>', 0, 'the file restored: generation works');
 $node->stop;
 
-# As the hint says: remove it and restart (the clock is past every id issued).
+# As the hint says: snowflake_repair_lease(), no restart; the damaged file
+# kept aside. A role that is not a superuser may not call it.
 unlink $lease_path or die "unlink: $!";
+append_to_file($lease_path, "damaged\n");
 $node->start;
+like(refused('SELECT snowflake_nextval()'), qr/pg_snowflake\/lease" could not be read/,
+	'a damaged lease file: generation refuses');
+$node->safe_psql('postgres', 'CREATE ROLE plain LOGIN');
+like(refused('SELECT snowflake_repair_lease()', extra_params => [ '-U', 'plain' ]),
+	qr/permission denied for function snowflake_repair_lease/, 'a role without the grant cannot repair');
+my $from = $node->safe_psql('postgres',
+	q{SELECT snowflake_repair_lease() > now() + interval '2 s', (SELECT generating FROM snowflake_status)});
+is($from, 't|t', 'snowflake_repair_lease(): ids continue after the clock plus lease span and max_lead, at once');
+ok(-e $node->data_dir . '/pg_snowflake/lease.replaced', 'the damaged file is kept as lease.replaced');
 $before = max_id();
 ($min, $workers) = insert_rows();
-cmp_ok($min, '>', $before, 'the lease file removed: generation works again');
-ok(defined read_lease($node), 'the lease file removed: a new one is written');
-
+cmp_ok($min, '>', $before, 'the lease repaired: generation works again, above every id before');
+like(refused('SELECT snowflake_repair_lease()'), qr/the snowflake lease needs no repair/,
+	'a lease in order needs no repair');
+$node->restart;
+cmp_ok($node->safe_psql('postgres', 'SELECT snowflake_nextval()'), '>', $min, 'and after a restart');
 $node->stop;
 done_testing();

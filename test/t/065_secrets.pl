@@ -137,7 +137,7 @@ no_secret('a superuser: snowflake_status', $node->safe_psql('postgres', 'SELECT 
 # them (the registry's among them: its operator's, and its nodes' that
 # snowflake_registry_grant grants); the others work or refuse the arguments,
 # never for privileges.
-my %restricted = map { $_ => 1 } qw(snowflake_status snowflake_adopt_worker_id snowflake_repair_integer_ops
+my %restricted = map { $_ => 1 } qw(snowflake_status snowflake_adopt_worker_id snowflake_repair_lease snowflake_repair_integer_ops
   snowflake_retire_public_key_id snowflake_registry_add_lives snowflake_registry_check snowflake_registry_claim
   snowflake_registry_create snowflake_registry_end_grace snowflake_registry_grant snowflake_registry_identity
   snowflake_registry_life snowflake_registry_present snowflake_registry_raise_floor snowflake_registry_release

@@ -294,7 +294,7 @@ is($again->safe_psql('app', "SET client_min_messages = warning; BEGIN; DROP EXTE
 is($again->safe_psql('app', 'SELECT snowflake_repair_integer_ops()'), '0', 'snowflake_repair_integer_ops(), never called, finds nothing to do');
 $again->stop;
 
-# --- an old data directory that never issued an id has no lease: the mark is removed instead
+# --- an old data directory without a lease (1.0's that never issued an id): the mark is removed instead
 my $unused = snowflake_node('unused', 8, undef, @checksums, install_path => $from);
 $unused->start;
 $unused->safe_psql('postgres', 'CREATE DATABASE app');
@@ -305,7 +305,10 @@ cmp_ok($unused->safe_psql('app', q{WITH unbound AS (DELETE FROM pg_depend d USIN
    AND o.amopfamily IN (SELECT oid FROM pg_opfamily WHERE opfname = 'integer_ops') RETURNING 1) SELECT count(*) FROM unbound}),
 	'==', 36, 'an old cluster whose 36 cross-type operators in integer_ops are loose');
 $unused->stop;
-ok(!-e $unused->data_dir . '/pg_snowflake/lease', 'an old node that never issued an id has no lease');
+like(slurp_file($unused->data_dir . '/pg_snowflake/lease'), qr/\nworker_id 8\n/,
+	'an old node that never issued an id has a lease, written as its worker id took effect');
+# as a 1.0 node that never issued an id (1.0 wrote the lease at the first id)
+unlink $unused->data_dir . '/pg_snowflake/lease' or die "unlink: $!";
 my $second = upgraded($unused, 0);
 ok(-e $second->data_dir . '/pg_snowflake/upgraded',
 	'marked also when snowflake was not preloaded during the upgrade (loaded by pg_upgrade\'s check of libraries)');

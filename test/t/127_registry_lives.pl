@@ -19,7 +19,6 @@
 use strict;
 use warnings FATAL => 'all';
 
-use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
@@ -27,67 +26,6 @@ use Time::HiRes qw(time usleep);
 use SnowflakeTest;
 
 my $node_conf = "snowflake.registry_window = '20s'\n";
-my $schema = q{
-CREATE EXTENSION snowflake;
-CREATE TABLE ids (id bigint PRIMARY KEY, at timestamptz NOT NULL DEFAULT clock_timestamp());
-CREATE TABLE errs (at timestamptz NOT NULL DEFAULT clock_timestamp(), sqlstate text, message text);
-CREATE FUNCTION load() RETURNS void LANGUAGE plpgsql AS $$
-BEGIN
-    INSERT INTO ids (id) SELECT snowflake_nextvals(100);
-EXCEPTION WHEN OTHERS THEN
-    INSERT INTO errs (sqlstate, message) VALUES (SQLSTATE, SQLERRM);
-END $$;
-};
-my $script = PostgreSQL::Test::Utils::tempdir() . '/load.sql';
-append_to_file($script, "SELECT load();\n");
-
-# pgbench calling load() (100 ids) 100 times a second, in the background, until stopped.
-sub start_load
-{
-	my ($node) = @_;
-	my ($out, $err) = ('', '');
-	return IPC::Run::start([ 'pgbench', '-n', '-f', $script, '-T', '120', '-R', '100', '-c', '1',
-		'-h', $node->host, '-p', $node->port, 'postgres' ], '>', \$out, '2>', \$err);
-}
-
-# Ids of all the nodes: how many, and how many are duplicates.
-sub duplicates
-{
-	my @nodes = @_;
-	my %seen;
-	my ($total, $duplicates) = (0, 0);
-	for my $node (@nodes)
-	{
-		for (split /\n/, $node->safe_psql('postgres', 'SELECT id FROM ids'))
-		{
-			$total++;
-			$duplicates++ if $seen{$_}++;
-		}
-	}
-	return ($total, $duplicates);
-}
-
-# Pairs of grants of one worker id whose windows overlap, on a registry.
-sub overlaps
-{
-	my ($server, $db) = @_;
-	return $server->safe_psql($db, q{
-		SELECT count(*) FROM snowflake_registry.grants a JOIN snowflake_registry.grants b
-		    ON a.worker_id = b.worker_id AND a.fencing_epoch < b.fencing_epoch
-		   AND a.from_ms < b.until_ms AND b.from_ms < a.until_ms});
-}
-
-# Starts a node and waits for its worker id; returns the worker id and the seconds it took.
-sub start_and_claim
-{
-	my ($node) = @_;
-	my $started = time;
-	$node->start;
-	$node->safe_psql('postgres', $schema);
-	my $worker = wait_for_worker($node);
-	return ($worker, time - $started);
-}
-
 # ---------------------------------------------------------------------------
 # 1. failover of the registry with asynchronous replication
 {
@@ -111,7 +49,7 @@ sub start_and_claim
 	my $h2 = registry_node('h2', $conninfo, $node_conf);
 	my ($w2) = start_and_claim($h2);
 	note "holders: h1 worker id $w1 (the standby saw its grant), h2 worker id $w2 (it did not)";
-	my @loads = map { start_load($_) } $h1, $h2;
+	my @loads = map { start_fleet_load($_) } $h1, $h2;
 	$h2->poll_query_until('postgres', 'SELECT count(*) > 1000 FROM ids') or die 'no load';
 
 	# h2's registry worker is cut off through the failover, so that a new
@@ -121,11 +59,11 @@ sub start_and_claim
 	$primary->stop('immediate');    # the primary is lost, with h2's grant
 	my $n = registry_node('n', $conninfo, $node_conf);
 	$n->start;
-	$n->safe_psql('postgres', $schema);
+	$n->safe_psql('postgres', FLEET_SCHEMA);
 	$standby->start;
 	$standby->promote;
 	my $promoted = time;
-	push @loads, start_load($n);
+	push @loads, start_fleet_load($n);
 	# h2 comes back once the new node generates (1.0), or after 3 s of its asking
 	while (time - $promoted < 3 && $n->safe_psql('postgres', 'SELECT count(*) FROM ids') < 1000)
 	{
@@ -138,7 +76,7 @@ sub start_and_claim
 	$n->poll_query_until('postgres', 'SELECT count(*) > 2000 FROM ids') or die 'no load on the new node';
 	$_->kill_kill for @loads;
 
-	my ($total, $dups) = duplicates($h1, $h2, $n);
+	my ($total, $dups) = fleet_duplicates($h1, $h2, $n);
 	note sprintf('failover: the new node got worker id %s %.1f s after the promotion; %d ids, %d duplicates', $wn, $waited, $total, $dups);
 	is($dups, 0, "registry failed over (asynchronous, no operator step): 0 duplicates in $total ids of 3 nodes");
 	is(overlaps($standby, 'fleet'), 0, 'the promoted registry\'s grants: no two windows of one worker id overlap');
@@ -168,7 +106,7 @@ sub start_and_claim
 
 	my $h = registry_node('holder', $conninfo, $node_conf);
 	my ($w) = start_and_claim($h);
-	my @loads = (start_load($h));
+	my @loads = (start_fleet_load($h));
 	$h->poll_query_until('postgres', 'SELECT count(*) > 1000 FROM ids') or die 'no load';
 
 	my $worker = background_worker_pid($h, qr/snowflake registry worker/);
@@ -189,9 +127,9 @@ sub start_and_claim
 
 	my $n = registry_node('newcomer', $conninfo, $node_conf);
 	$n->start;
-	$n->safe_psql('postgres', $schema);
+	$n->safe_psql('postgres', FLEET_SCHEMA);
 	my $asked = time;
-	push @loads, start_load($n);
+	push @loads, start_fleet_load($n);
 	# the holder comes back while the newcomer asks (or, on 1.0, generates)
 	usleep(3_000_000);
 	kill 'CONT', $worker;
@@ -201,7 +139,7 @@ sub start_and_claim
 	$n->poll_query_until('postgres', 'SELECT count(*) > 2000 FROM ids') or die 'no load on the new node';
 	$_->kill_kill for @loads;
 
-	my ($total, $dups) = duplicates($h, $n);
+	my ($total, $dups) = fleet_duplicates($h, $n);
 	note sprintf('registry created again: the new node got worker id %s after %.1f s; %d ids, %d duplicates', $wn, $waited, $total, $dups);
 	is($dups, 0, "registry lost and created again at its address: 0 duplicates in $total ids of 2 nodes");
 	is(overlaps($registry, 'fleet'), 0, 'the new registry\'s grants: no two windows of one worker id overlap');
@@ -269,7 +207,7 @@ sub start_and_claim
 	$self->safe_psql('fleet', 'CREATE EXTENSION snowflake');
 	registry_create_in($self, 'fleet', '[0,1024)', '10 min', '6s');
 	$self->safe_psql('fleet', 'SELECT snowflake_registry_end_grace()');
-	$self->safe_psql('postgres', $schema);
+	$self->safe_psql('postgres', FLEET_SCHEMA);
 	my $w = wait_for_worker($self);
 	my $max = $self->safe_psql('postgres', 'SELECT max(x) FROM snowflake_nextvals(1000) x');
 	my $stopping = time;

@@ -25,7 +25,7 @@ for my $command ([ 'check', 'rules', "$dir/snowflake-alerts.yaml" ], [ 'test', '
 	like($out, qr/SUCCESS/, "promtool @$command[0 .. 1]") or diag($out . $err);
 }
 my ($rules_out) = run_command([ 'promtool', 'check', 'rules', "$dir/snowflake-alerts.yaml" ]);
-like($rules_out, qr/SUCCESS: 4 rules found/, 'four alerts');
+like($rules_out, qr/SUCCESS: 5 rules found/, 'five alerts');
 
 # 2. the exporter on a node that claims its worker id from a registry
 my $registry = registry_server('registry');
@@ -91,6 +91,7 @@ ok($metrics->{snowflake_status_registry_reached_age_seconds} >= 0
 	  && $metrics->{snowflake_status_registry_reached_age_seconds} < 6,
 	"registry_reached_age_seconds: $metrics->{snowflake_status_registry_reached_age_seconds}, renewed every 500 ms");
 is($metrics->{snowflake_status_registry_failing}, 0, 'registry_failing: 0');
+is($metrics->{snowflake_status_registry_unclaimed}, 0, 'registry_unclaimed: 0 (a worker id held)');
 is($metrics->{snowflake_status_writer_stalled_seconds}, 'NaN', 'writer_stalled_seconds: NaN (the writer answers)');
 
 # the registry stopped: the node's failure and the registry's silence show

@@ -8,6 +8,7 @@ use warnings FATAL => 'all';
 use Exporter 'import';
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use IPC::Run;
 use Time::HiRes ();
 
 our @EXPORT = qw(snowflake_node read_lease time_of log_count lease_writer_pid DEFAULT_EPOCH_MS
@@ -126,6 +127,111 @@ sub copy_refused
 	Test::More::is($node->safe_psql('postgres', 'SELECT generating FROM snowflake_status'),
 		'f', "$what: snowflake_status says it is not generating");
 	return;
+}
+
+push @EXPORT, 'wait_for_lease';
+
+# Once the lease writer has recorded the worker id in effect (it runs once
+# recovery has finished).
+sub wait_for_lease
+{
+	my ($node, $worker_id) = @_;
+	$node->poll_query_until('postgres',
+		"SELECT substring(encode(pg_read_binary_file('pg_snowflake/lease'), 'escape') FROM 'worker_id (\\d+)') = '$worker_id'")
+	  or die "the lease file does not record worker id $worker_id";
+	return;
+}
+
+push @EXPORT, 'duplicates';
+
+# Both servers asked for 2000 ids each, in turns: how many ids both issued
+# (and, in list context, how many the second issued).
+sub duplicates
+{
+	my ($one, $other) = @_;
+	my %seen;
+	my ($both, $of_other) = (0, 0);
+	for my $round (1 .. 4)
+	{
+		for my $node ($one, $other)
+		{
+			my ($stdout, $stderr);
+			$node->psql('postgres', 'SELECT x FROM snowflake_nextvals(500) x', stdout => \$stdout,
+				stderr => \$stderr);
+			for my $id (split /\n/, $stdout // '')
+			{
+				$both++ if ($seen{$id} // $node) ne $node;
+				$seen{$id} = $node;
+				$of_other++ if $node == $other;
+			}
+		}
+	}
+	return wantarray ? ($both, $of_other) : $both;
+}
+
+# A fleet's nodes under load (test/t/127, 129): the table ids filled by load(),
+# its failures kept in errs.
+push @EXPORT, qw(FLEET_SCHEMA start_fleet_load fleet_duplicates overlaps start_and_claim);
+
+use constant FLEET_SCHEMA => q{
+CREATE EXTENSION snowflake;
+CREATE TABLE ids (id bigint PRIMARY KEY, at timestamptz NOT NULL DEFAULT clock_timestamp());
+CREATE TABLE errs (at timestamptz NOT NULL DEFAULT clock_timestamp(), sqlstate text, message text);
+CREATE FUNCTION load() RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO ids (id) SELECT snowflake_nextvals(100);
+EXCEPTION WHEN OTHERS THEN
+    INSERT INTO errs (sqlstate, message) VALUES (SQLSTATE, SQLERRM);
+END $$;
+};
+
+# pgbench calling load() (100 ids) 100 times a second, in the background, until stopped.
+sub start_fleet_load
+{
+	my ($node) = @_;
+	my $script = PostgreSQL::Test::Utils::tempdir() . '/load.sql';
+	append_to_file($script, "SELECT load();\n");
+	my ($out, $err) = ('', '');
+	return IPC::Run::start([ 'pgbench', '-n', '-f', $script, '-T', '120', '-R', '100', '-c', '1',
+		'-h', $node->host, '-p', $node->port, 'postgres' ], '>', \$out, '2>', \$err);
+}
+
+# Ids of all the nodes' ids tables: how many, and how many are duplicates.
+sub fleet_duplicates
+{
+	my @nodes = @_;
+	my %seen;
+	my ($total, $duplicates) = (0, 0);
+	for my $node (@nodes)
+	{
+		for (split /\n/, $node->safe_psql('postgres', 'SELECT id FROM ids'))
+		{
+			$total++;
+			$duplicates++ if $seen{$_}++;
+		}
+	}
+	return ($total, $duplicates);
+}
+
+# Pairs of grants of one worker id whose windows overlap, on a registry.
+sub overlaps
+{
+	my ($server, $db) = @_;
+	return $server->safe_psql($db, q{
+		SELECT count(*) FROM snowflake_registry.grants a JOIN snowflake_registry.grants b
+		    ON a.worker_id = b.worker_id AND a.fencing_epoch < b.fencing_epoch
+		   AND a.from_ms < b.until_ms AND b.from_ms < a.until_ms});
+}
+
+# Starts a node and waits for its worker id; returns the worker id and the seconds it took.
+sub start_and_claim
+{
+	my ($node) = @_;
+	my $started = Time::HiRes::time();
+	$node->start;
+	$node->safe_psql('postgres', FLEET_SCHEMA);
+	my $worker = wait_for_worker($node);
+	return ($worker, Time::HiRes::time() - $started);
 }
 
 # Reloads a node's configuration and returns once the postmaster has read it

@@ -30,7 +30,7 @@ SELECT set_eq(
          AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'snowflake')
          AND NOT has_function_privilege('snowflake_plain', p.oid, 'EXECUTE')$$,
     ARRAY['snowflake_status()'::regprocedure, 'snowflake_adopt_worker_id()'::regprocedure,
-          'snowflake_repair_integer_ops()'::regprocedure, 'snowflake_retire_public_key_id(integer)'::regprocedure,
+          'snowflake_repair_lease(timestamptz)'::regprocedure, 'snowflake_repair_integer_ops()'::regprocedure, 'snowflake_retire_public_key_id(integer)'::regprocedure,
           'snowflake_registry_life()', 'snowflake_registry_claim(text,text,integer,integer,bigint,bigint,text)',
           'snowflake_registry_renew(integer,bigint,text,bigint)',
           'snowflake_registry_present(integer,bigint,text,text,bigint,bigint,bigint,text,text)',
@@ -38,7 +38,7 @@ SELECT set_eq(
           'snowflake_registry_create(int4range,interval,interval,interval)', 'snowflake_registry_end_grace()',
           'snowflake_registry_raise_floor(timestamptz)', 'snowflake_registry_check(regclass,name)',
           'snowflake_registry_identity()', 'snowflake_registry_add_lives()', 'snowflake_registry_grant(regrole)'],
-    'a role without privileges may execute every function of the extension but snowflake_status(), snowflake_adopt_worker_id(), snowflake_repair_integer_ops(), snowflake_retire_public_key_id() and the registry''s (its nodes'' role and its operator''s)');
+    'a role without privileges may execute every function of the extension but snowflake_status(), snowflake_adopt_worker_id(), snowflake_repair_lease(), snowflake_repair_integer_ops(), snowflake_retire_public_key_id() and the registry''s (its nodes'' role and its operator''s)');
 SELECT results_eq(
     $$SELECT has_function_privilege('pg_monitor', 'snowflake_status()', 'EXECUTE'),
              has_function_privilege('pg_monitor', 'snowflake_adopt_worker_id()', 'EXECUTE')$$,

@@ -56,7 +56,7 @@ SELECT results_eq(
       ('snowflake.registry', 'string', 'postmaster', '', '', '', '', '', 'default'),
       ('snowflake.registry_max_skew', 'integer', 'sighup', 'ms', '1', '3600000', '1000', '1000', 'default'),
       ('snowflake.registry_renew', 'integer', 'sighup', 'ms', '100', '3600000', '30000', '30000', 'default'),
-      ('snowflake.registry_window', 'integer', 'sighup', 'ms', '1000', '86400000', '600000', '600000', 'default'),
+      ('snowflake.registry_window', 'integer', 'sighup', 'ms', '1000', '86400000', '90000', '90000', 'default'),
       -- the range of every layout; the layout's own is checked (0..1023 here)
       ('snowflake.worker_id', 'integer', 'sighup', '', '-1', '65535', '-1', '7',
        'configuration file')$$,

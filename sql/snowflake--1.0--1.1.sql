@@ -8,7 +8,7 @@
 COMMENT ON FUNCTION snowflake_repair_integer_ops() IS
     'adds snowflake''s members to core''s integer_ops families where missing and binds them to its classes (pg_upgrade''s restore runs it); returns how many it changed';
 
--- registry lives (issue 30): the registry knows when it begins a new life —
+-- registry lives: the registry knows when it begins a new life —
 -- promoted (its timeline changed), restored or recovered to a point in time,
 -- its database copied, or created afresh — by an identity kept in its
 -- settings (a random registry id made at create, the server's system
@@ -484,7 +484,7 @@ BEGIN
 END $$;
 COMMENT ON FUNCTION snowflake_registry_check(regclass, name) IS 'the fleet check against the registry: for each worker id in a table''s snowflake keys, its ids, those whose time is in no window the registry granted that worker id, and how many registry lives and registries granted the windows of its ids (more than one registry: windows reinstated from a replaced registry, or two registries granting the fleet''s worker ids)';
 
--- the type's domain (issue 31): every int8. Text, binary and JSON input take
+-- the type's domain: every int8. Text, binary and JSON input take
 -- a negative value (a sentinel such as COALESCE(id, -1)) as every cast does,
 -- so that whatever a snowflake column holds dumps, copies and replicates;
 -- no id is negative, and decoding one is still an error.
@@ -525,7 +525,7 @@ BEGIN
         ext, col, tbl, origin);
 END $$;
 
--- layouts named (issue 31): the IMMUTABLE decoding forms take the layout
+-- layouts named: the IMMUTABLE decoding forms take the layout
 -- after the epoch, in snowflake.layout's grammar ('default', 'js53',
 -- 'sonyflake_style', '[unit=<n>ms] time=<bits> worker=<bits> sequence=<bits>';
 -- 'sonyflake' with Sonyflake's epoch only). The forms given an epoch and no
@@ -568,7 +568,7 @@ BEGIN ATOMIC
                            (t.utc_start + ('1 ' || u.unit)::interval) AT TIME ZONE 'UTC' AS to_ts) b;
 END;
 
--- labels as core's (issue 31): a function that reuses a core C function
+-- labels as core's: a function that reuses a core C function
 -- carries that function's labels (sql/labels.sql compares them). Widening
 -- from smallint and integer and converting to numeric, real and double
 -- precision cannot fail: LEAKPROOF, as core's; bigint's hash functions are
@@ -581,7 +581,7 @@ ALTER FUNCTION _snowflake_to_double(snowflake) LEAKPROOF;
 ALTER FUNCTION _snowflake_hash(snowflake) NOT LEAKPROOF;
 ALTER FUNCTION _snowflake_hash_extended(snowflake, bigint) NOT LEAKPROOF;
 
--- secrets (issue 32): the keys of public ids live in the file that
+-- secrets: the keys of public ids live in the file that
 -- snowflake.public_key_file names, never in a setting, a catalog or a dump.
 -- 1.0's forms given the key as an argument put it into pg_indexes and every
 -- dump of an object that uses them: they are dropped, and the update refuses
@@ -620,7 +620,7 @@ COMMENT ON FUNCTION snowflake_to_public(bigint, integer) IS 'the public form of 
 COMMENT ON FUNCTION snowflake_from_public(text, integer) IS 'the id of a public form made under the key id given (0..3)';
 COMMENT ON FUNCTION snowflake_retire_public_key_id(integer) IS 'unbinds a key id that snowflake.public_key_file no longer holds, so that a new key may take it (its old public ids then decode to other ids): superusers only';
 
--- registry roles (issue 32): a node's role needs no privilege on the
+-- registry roles: a node's role needs no privilege on the
 -- registry's tables. The functions a node's background worker calls run as
 -- the extension's owner (SECURITY DEFINER, search_path pinned), and only the
 -- roles snowflake_registry_grant names may call them: the registry's lives,

@@ -119,7 +119,10 @@ sub status { return $_[0]->safe_psql('postgres', "SELECT $_[1] FROM snowflake_st
 	$max = $node->safe_psql('postgres', 'SELECT max(x) FROM snowflake_nextvals(1000) x');
 	kill9_and_wait($node);
 	$node->start;
+	my $restarted = time;
 	my $after_kill = wait_for_worker($node);
+	my $claimed_in = time - $restarted;
+	cmp_ok($claimed_in, '<=', 5, sprintf('after kill -9 and a restart, ids again within one claim (%.2f s; bound: the 5 s call time-out)', $claimed_in));
 	isnt($after_kill, $first, "after kill -9: another worker id ($after_kill), the old one being held until its window and quarantine end");
 	cmp_ok($node->safe_psql('postgres', 'SELECT snowflake_nextval()'), '>', $max, 'ids go on above the ones before');
 

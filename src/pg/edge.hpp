@@ -38,7 +38,11 @@ extern char* registry_setting;       // libpq conninfo; empty: none
 extern int registry_window_setting;  // ms
 extern int registry_renew_setting;   // ms
 extern int registry_max_skew_setting;  // ms
-bool registry_mode();  // snowflake.registry is set: the worker id is claimed from it
+// Where the worker id comes from, decided here only: claimed from a registry
+// (snowflake.registry set), or snowflake.worker_id (kNoWorker: unset; always
+// under a registry, the two being exclusive).
+bool registry_mode();
+std::uint32_t configured_worker_id();
 std::int64_t epoch_unix_ms();  // snowflake.epoch, parsed
 const Layout& node_layout();   // snowflake.layout, parsed
 

@@ -107,8 +107,7 @@ void fence_if_copy(SharedState& state, const Lease& lease, bool exists) {
     state.restore = restores();
     if (state.blocked != Blocked::No) return;
     if (!state.restore && !(exists && state.lease_elsewhere && !streaming_standby())) return;
-    fence_copy(state, exists ? lease : Lease{},
-               worker_id_setting < 0 ? kNoWorker : static_cast<std::uint32_t>(worker_id_setting));
+    fence_copy(state, exists ? lease : Lease{}, configured_worker_id());
     // A copy's crash recovery replays its source's lease records (a copy of a
     // running server whose lease file is older than its WAL): its source's.
     state.restore = true;

@@ -318,9 +318,7 @@ bool load_lease(SharedState& state, Lease& lease) {
                              file == LeaseFile::Corrupt ? "is corrupt (its checksum does not match)"
                                                         : "could not be read"),
                       errhint("Run SELECT snowflake_repair_lease().")));
-    const std::uint32_t worker_id =
-        worker_id_setting < 0 ? kNoWorker : static_cast<std::uint32_t>(worker_id_setting);
-    init_state(state.generator, state.layout, worker_id, exists, units_of(state, lease.lease_ms),
+    init_state(state.generator, state.layout, configured_worker_id(), exists, units_of(state, lease.lease_ms),
                units_of(state, lease.clock_ms));
     // Under a registry the worker id is granted, never copied: no fence, and
     // the worker id last held is the one to ask for again.

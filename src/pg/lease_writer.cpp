@@ -84,8 +84,7 @@ void record_worker_id(SharedState& state) {
 // call still working with the old one then fails its compare-and-swap and
 // starts over, so the id replaced is the last one ever issued under the old id.
 void apply_worker_id(SharedState& state) {
-    const std::uint32_t configured =
-        worker_id_setting < 0 ? kNoWorker : static_cast<std::uint32_t>(worker_id_setting);
+    const std::uint32_t configured = configured_worker_id();
     GeneratorState& generator = state.generator;
     if (registry_mode() || worker_in_effect(generator) == configured) return;
     const std::uint32_t old = hand_over(generator, configured);

@@ -25,6 +25,9 @@ char* layout_setting = nullptr;
 char* registry_setting = nullptr;
 
 bool registry_mode() { return registry_setting != nullptr && registry_setting[0] != '\0'; }
+std::uint32_t configured_worker_id() {
+    return registry_mode() || worker_id_setting < 0 ? kNoWorker : static_cast<std::uint32_t>(worker_id_setting);
+}
 
 namespace {
 

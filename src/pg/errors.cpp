@@ -8,6 +8,30 @@ extern "C" {
 
 namespace snowflake::pg {
 
+void refuse_without_grant(const SharedState& state, Status status) {
+    const SharedState::Registry& registry = state.registry;
+    char error[256];
+    registry_error(registry, error);
+    const std::int64_t reached = registry.reached_ms.load();
+    const char* when = reached == 0 ? "never since this server started"
+                                    : psprintf("at %s", timestamptz_to_str(timestamptz_of_unix_ms(reached)));
+    const char* detail = psprintf("The registry %s was last reached %s%s%s.", registry_name(), when,
+                                  error[0] != '\0' ? "; since then: " : "", error);
+    if (status == Status::WindowEnded)
+        ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                        errmsg("the registry's window for snowflake worker id %u ended at %s",
+                               worker_in_effect(state.generator),
+                               timestamptz_to_str(timestamptz_of_unix_ms(registry.until_ms.load()))),
+                        errdetail_internal("%s", detail),
+                        errhint("Ids are issued again as soon as the registry renews the window; "
+                                "snowflake_status shows registry_error.")));
+    ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                    errmsg("snowflake has no worker id: the registry has not granted one to this server"),
+                    errdetail_internal("%s", detail),
+                    errhint("Ids are issued as soon as the registry grants a worker id; "
+                            "snowflake_status shows registry_error.")));
+}
+
 void refuse_call(Status status) {
     switch (status) {
         case Status::ClockBeforeEpoch:

@@ -1,8 +1,6 @@
 // The lease file (lease_file.hpp).
 #include "lease_file.hpp"
 
-#include "registry.hpp"
-
 extern "C" {
 #include "miscadmin.h"
 #include "common/file_perm.h"
@@ -320,9 +318,7 @@ bool load_lease(SharedState& state, Lease& lease) {
                       errhint("Run SELECT snowflake_repair_lease().")));
     init_state(state.generator, state.layout, configured_worker_id(), exists, units_of(state, lease.lease_ms),
                units_of(state, lease.clock_ms));
-    // Under a registry the worker id is granted, never copied: no fence, and
-    // the worker id last held is the one to ask for again.
-    if (exists && registry_mode()) state.registry.previous = lease.worker_id;
+    // Under a registry the worker id is granted, never copied: no fence.
     for (std::uint32_t i = 0; exists && !registry_mode() && i < lease.fenced_count; ++i)
         fence(state.generator, lease.fenced[i], true);
     for (std::uint32_t i = 0; fence_file == LeaseFile::Ok && !registry_mode() && i < kept.fenced_count; ++i)
@@ -348,9 +344,9 @@ bool load_lease(SharedState& state, Lease& lease) {
 
 // At a clean shutdown, when every backend is gone, the lease shrinks to the
 // last id issued, so that a restart continues from there and not a span later.
-void shrink_lease_at_shutdown(int code, Datum) {
+std::int64_t shrink_lease_at_shutdown(int code) {
     SharedState* state = shared_state();
-    if (code != 0 || state == nullptr || state->blocked != Blocked::No) return;
+    if (code != 0 || state == nullptr || state->blocked != Blocked::No) return -1;
     const GeneratorState& generator = state->generator;
     const std::uint64_t last = generator.last_id.load();
     const std::uint64_t mark = std::max(last, generator.floor_id.load());
@@ -359,9 +355,9 @@ void shrink_lease_at_shutdown(int code, Datum) {
     if (last != 0 || state->registry.worker_id.load() != kNoWorker)
         write_lease(lease_of(*state, time_of(mark, state->layout), generator.clock_high.load()), LOG);
     // every id issued by this node is below the time unit after the mark's
-    release_registry_grant(*state, mark == 0 ? 0
-                                             : state->epoch_unix_ms +
-                                                   static_cast<std::int64_t>(ms_of(*state, time_of(mark, state->layout) + 1)));
+    return mark == 0 ? 0
+                     : state->epoch_unix_ms +
+                           static_cast<std::int64_t>(ms_of(*state, time_of(mark, state->layout) + 1));
 }
 
 }  // namespace snowflake::pg

@@ -52,7 +52,9 @@ bool load_lease(SharedState& state, Lease& lease);
 // marks it as upgraded away once pg_upgrade dumps its schema.
 void mark_if_upgrading();
 
-// At a clean shutdown (on_shmem_exit of the postmaster).
-void shrink_lease_at_shutdown(int code, Datum);
+// At the postmaster's exit (`code` 0: a clean shutdown), the lease shrinks to
+// the last id issued; returns the time every id issued is below (ms since
+// 1970; 0: none issued), or -1 when nothing is to be released.
+std::int64_t shrink_lease_at_shutdown(int code);
 
 }  // namespace snowflake::pg

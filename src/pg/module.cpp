@@ -34,6 +34,13 @@ void request_shared_memory() {
     RequestAddinShmemSpace(shared_size());
 }
 
+// At the postmaster's exit: the lease shrinks first, then the registry's
+// grant is released, every id issued being below the shrunk lease.
+void shut_down(int code, Datum) {
+    const std::int64_t used_until_ms = shrink_lease_at_shutdown(code);
+    if (used_until_ms >= 0) release_registry_grant(*shared_state(), used_until_ms);
+}
+
 void startup_shared_memory() {
     if (previous_shmem_startup_hook) previous_shmem_startup_hook();
     LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
@@ -54,9 +61,11 @@ void startup_shared_memory() {
         Lease lease{};
         const bool exists = load_lease(*shared, lease);
         fence_if_copy(*shared, lease, exists);
+        // under a registry, the worker id last held is the one to ask for again
+        if (exists && registry_mode()) shared->registry.previous = lease.worker_id;
     }
     LWLockRelease(AddinShmemInitLock);
-    if (!IsUnderPostmaster) on_shmem_exit(SNOWFLAKE_CALLBACK(shrink_lease_at_shutdown, FATAL), 0);
+    if (!IsUnderPostmaster) on_shmem_exit(SNOWFLAKE_CALLBACK(shut_down, FATAL), 0);
 }
 
 void init() {

@@ -11,6 +11,8 @@
 // that lets it renew a grant; a crash restart of the same postmaster keeps it.
 #include "registry.hpp"
 
+#include "registry_client.hpp"
+
 extern "C" {
 #include "access/xlog.h"
 #include "libpq-fe.h"
@@ -37,15 +39,10 @@ PGDLLEXPORT void snowflake_registry_worker_main(Datum argument);
 
 namespace snowflake::pg {
 
-int registry_window_setting = 90000;
-int registry_renew_setting = 30000;
-int registry_max_skew_setting = 1000;
-
 namespace {
 
 char incarnation[33];  // hex; made in the postmaster, inherited by its children
 
-std::int64_t monotonic_ms() { return monotonic_us() / 1000; }
 
 void set_error(SharedState::Registry& registry, const char* text) {
     SpinLockAcquire(&registry.lock);
@@ -53,109 +50,6 @@ void set_error(SharedState::Registry& registry, const char* text) {
     SpinLockRelease(&registry.lock);
 }
 
-// One connection to the registry per process, kept between calls.
-PGconn* connection = nullptr;
-
-void drop_connection() {
-    if (connection != nullptr) PQfinish(connection);
-    connection = nullptr;
-}
-
-// Waits for the connection's socket, until the monotonic `deadline`; false
-// on time-out, or when this background worker is asked to stop or the
-// postmaster is gone (checked every 100 ms).
-bool wait_socket(bool for_write, std::int64_t deadline) {
-    const int fd = PQsocket(connection);
-    if (fd < 0) return false;
-    for (;;) {
-        const std::int64_t left = deadline - monotonic_ms();
-        if (left <= 0) return false;
-        if (IsUnderPostmaster && (ShutdownRequestPending || !PostmasterIsAlive())) return false;
-        pollfd p{fd, static_cast<short>(for_write ? POLLOUT : POLLIN), 0};
-        const int n = poll(&p, 1, static_cast<int>(std::min<std::int64_t>(left, 100)));
-        if (n > 0) return true;
-        if (n < 0 && errno != EINTR) return false;
-    }
-}
-
-// libpq's message, on one line.
-void copy_message(char (&to)[256], const char* message) {
-    copy_name(to, message != nullptr && message[0] != '\0' ? message : "unknown error");
-    for (char* c = to; *c != '\0'; ++c)
-        if (*c == '\n' || *c == '\t') *c = (c[1] == '\0' ? '\0' : ' ');
-}
-
-bool connect_registry(std::int64_t deadline, char (&error)[256]) {
-    if (connection != nullptr && PQstatus(connection) == CONNECTION_OK) return true;
-    drop_connection();
-    // the registry's pg_stat_activity names its holders' connections
-    const char* const keywords[] = {"dbname", "fallback_application_name", nullptr};
-    const char* const values[] = {registry_setting, "snowflake registry worker", nullptr};
-    connection = PQconnectStartParams(keywords, values, 1);
-    if (connection == nullptr) {
-        copy_name(error, "out of memory");
-        return false;
-    }
-    PostgresPollingStatusType polling = PGRES_POLLING_WRITING;
-    while (PQstatus(connection) != CONNECTION_BAD && polling != PGRES_POLLING_OK &&
-           polling != PGRES_POLLING_FAILED) {
-        if (!wait_socket(polling == PGRES_POLLING_WRITING, deadline)) {
-            copy_name(error, "timed out connecting");
-            drop_connection();
-            return false;
-        }
-        polling = PQconnectPoll(connection);
-    }
-    if (PQstatus(connection) == CONNECTION_OK) return true;
-    copy_message(error, PQerrorMessage(connection));
-    drop_connection();
-    return false;
-}
-
-// Runs one query with text parameters, within `timeout_ms`; the result, or
-// null with `error` set. A time-out or a broken connection drops the
-// connection (the next call connects again).
-PGresult* registry_query(const char* sql, int count, const char* const* values, std::int64_t timeout_ms,
-                         char (&error)[256]) {
-    const std::int64_t deadline = monotonic_ms() + timeout_ms;
-    if (!connect_registry(deadline, error)) return nullptr;
-    if (PQsendQueryParams(connection, sql, count, nullptr, values, nullptr, nullptr, 0) == 0) {
-        copy_message(error, PQerrorMessage(connection));
-        drop_connection();
-        return nullptr;
-    }
-    int flushed;
-    while ((flushed = PQflush(connection)) == 1)
-        if (!wait_socket(true, deadline)) break;
-    PGresult* last = nullptr;
-    bool broken = flushed != 0;
-    while (!broken) {
-        while (PQisBusy(connection) && !broken)
-            broken = !wait_socket(false, deadline) || PQconsumeInput(connection) == 0;
-        if (broken) break;
-        PGresult* next = PQgetResult(connection);
-        if (next == nullptr) break;
-        if (last != nullptr) PQclear(last);
-        last = next;
-    }
-    if (broken) {
-        copy_name(error, monotonic_ms() >= deadline ? "timed out waiting for an answer" : "the connection broke");
-        if (last != nullptr) PQclear(last);
-        drop_connection();
-        return nullptr;
-    }
-    if (last != nullptr && PQresultStatus(last) == PGRES_TUPLES_OK && PQntuples(last) == 1) return last;
-    if (last != nullptr && PQresultStatus(last) != PGRES_TUPLES_OK)
-        copy_message(error, PQresultErrorField(last, PG_DIAG_MESSAGE_PRIMARY));
-    else
-        copy_name(error, "an unexpected answer");
-    if (last != nullptr) PQclear(last);
-    return nullptr;
-}
-
-std::int64_t value_of(const PGresult* result, int column) {
-    return std::strtoll(PQgetvalue(result, 0, column), nullptr, 10);
-}
 
 // Each call to the registry waits at most this long.
 std::int64_t call_timeout_ms() { return std::clamp<std::int64_t>(registry_renew_setting, 1000, 5000); }
@@ -259,8 +153,8 @@ bool claim(SharedState& state) {
         claim_failed(registry, error);
         return false;
     }
-    const std::int64_t registry_now = value_of(life, 0);
-    const std::int64_t grace_until = value_of(life, 1);
+    const std::int64_t registry_now = registry_value(life, 0);
+    const std::int64_t grace_until = registry_value(life, 1);
     if (registry_now < grace_until) {
         snprintf(error, sizeof error,
                  "the registry grants no new window until %s, the end of its grace period (%s); claimed again then",
@@ -301,11 +195,11 @@ bool claim(SharedState& state) {
         claim_failed(registry, error);
         return false;
     }
-    const std::int64_t worker_id = value_of(granted, 0);
-    const std::int64_t fencing_epoch = value_of(granted, 1);
-    const std::int64_t from_ms = value_of(granted, 2);
-    const std::int64_t until_ms = value_of(granted, 3);
-    const std::int64_t registry_now_ms = value_of(granted, 4);
+    const std::int64_t worker_id = registry_value(granted, 0);
+    const std::int64_t fencing_epoch = registry_value(granted, 1);
+    const std::int64_t from_ms = registry_value(granted, 2);
+    const std::int64_t until_ms = registry_value(granted, 3);
+    const std::int64_t registry_now_ms = registry_value(granted, 4);
     set_life(registry, PQgetvalue(granted, 0, 5), PQgetvalue(granted, 0, 6));
     registry.self_hosted.store(is_this_server(PQgetvalue(granted, 0, 7)));
     PQclear(granted);
@@ -370,8 +264,8 @@ bool renew(SharedState& state) {
                       errdetail("Its window was granted by registry %s, life %s; the registry is %s, life %s.",
                                 held_registry, held_life, registry_id, life)));
     if (strcmp(outcome, "renewed") == 0 || strcmp(outcome, "reinstated") == 0) {
-        const std::int64_t until_ms = value_of(renewed, 1);
-        const std::int64_t registry_now_ms = value_of(renewed, 7);
+        const std::int64_t until_ms = registry_value(renewed, 1);
+        const std::int64_t registry_now_ms = registry_value(renewed, 7);
         if (strcmp(outcome, "reinstated") == 0) {
             set_life(registry, registry_id, life);
             ereport(LOG, (errmsg("snowflake: the window of worker id %u reinstated by the registry %s, until %s", held,
@@ -429,69 +323,10 @@ void warn_if_window_low(const SharedState& state, std::int64_t& warned_ms) {
              errhint("Ids are refused from the window's end until the registry answers again.")));
 }
 
-void close_connection(int, Datum) { drop_connection(); }
+void close_connection(int, Datum) { drop_registry_connection(); }
 
 }  // namespace
 
-namespace {
-
-bool check_registry(char** newval, void**, GucSource) {
-    if (*newval == nullptr || (*newval)[0] == '\0') return true;
-    char* problem = nullptr;
-    PQconninfoOption* options = PQconninfoParse(*newval, &problem);
-    if (options != nullptr) {
-        // a password here would be readable by pg_read_all_settings: it belongs in a
-        // password file (a URI's password is parsed into "password" too); never quoted
-        const char* secret = nullptr;
-        for (PQconninfoOption* o = options; o->keyword != nullptr && secret == nullptr; ++o)
-            if ((strcmp(o->keyword, "password") == 0 || strcmp(o->keyword, "sslpassword") == 0) &&
-                o->val != nullptr && o->val[0] != '\0')
-                secret = o->keyword;
-        if (secret == nullptr) {
-            PQconninfoFree(options);
-            return true;
-        }
-        GUC_check_errmsg("invalid value for parameter \"snowflake.registry\": it holds a password (%s)", secret);
-        GUC_check_errdetail("Every role that may read settings (pg_read_all_settings, pg_monitor) would read it.");
-        if (strcmp(secret, "password") == 0)
-            GUC_check_errhint("Keep the password in the password file of the server's operating-system user: "
-                              "~/.pgpass, or the file named by passfile in the connection string or by "
-                              "PGPASSFILE, readable by that user only.");
-        else
-            GUC_check_errhint("Keep the client key (sslkey) unencrypted, readable by the server's "
-                              "operating-system user only.");
-        PQconninfoFree(options);
-        return false;
-    }
-    GUC_check_errmsg("invalid value for parameter \"snowflake.registry\": %s",
-                     problem != nullptr ? problem : "out of memory");
-    GUC_check_errhint("It is a libpq connection string, such as 'host=registry.example dbname=fleet'.");
-    if (problem != nullptr) PQfreemem(problem);
-    return false;
-}
-
-}  // namespace
-
-void define_registry_settings(GucContext postmaster) {
-    char* configured = configured_value("snowflake.registry");
-    DefineCustomStringVariable(
-        "snowflake.registry", "Sets the registry this node claims its worker id from (a libpq connection string).",
-        "Empty: the worker id is snowflake.worker_id, set by hand. Exclusive with it.", &registry_setting, "",
-        postmaster, GUC_SUPERUSER_ONLY, SNOWFLAKE_CALLBACK(check_registry, ERROR), nullptr, nullptr);
-    refuse_bad_setting_at_start("snowflake.registry", configured);
-    DefineCustomIntVariable(
-        "snowflake.registry_window", "Sets how long a window of id times the registry grants.",
-        "Generation goes on this long through a registry outage.", &registry_window_setting, 90000, 1000,
-        86400000, PGC_SIGHUP, GUC_UNIT_MS, nullptr, nullptr, nullptr);
-    DefineCustomIntVariable(
-        "snowflake.registry_renew", "Sets how often the window is renewed.",
-        "At most a third of snowflake.registry_window is used.", &registry_renew_setting, 30000, 100, 3600000,
-        PGC_SIGHUP, GUC_UNIT_MS, nullptr, nullptr, nullptr);
-    DefineCustomIntVariable(
-        "snowflake.registry_max_skew", "Sets how far this server's clock may differ from the registry's for a claim.",
-        nullptr, &registry_max_skew_setting, 1000, 1, 3600000, PGC_SIGHUP, GUC_UNIT_MS, nullptr, nullptr,
-        nullptr);
-}
 
 void registry_error(const SharedState::Registry& registry, char (&text)[256]) {
     auto& lock = const_cast<slock_t&>(registry.lock);
@@ -507,50 +342,7 @@ void make_incarnation() {
     for (std::size_t i = 0; i < sizeof bytes; ++i) snprintf(incarnation + 2 * i, 3, "%02x", bytes[i]);
 }
 
-const char* registry_name() {
-    static char name[256];
-    if (name[0] != '\0' || !registry_mode()) return name;
-    char* problem = nullptr;
-    PQconninfoOption* options = PQconninfoParse(registry_setting, &problem);
-    if (problem != nullptr) PQfreemem(problem);
-    int length = 0;
-    for (PQconninfoOption* o = options; o != nullptr && o->keyword != nullptr; ++o)
-        for (const char* kept : {"host", "hostaddr", "port", "dbname", "user"})
-            if (strcmp(o->keyword, kept) == 0 && o->val != nullptr && o->val[0] != '\0' &&
-                length < static_cast<int>(sizeof name) - 1)
-                length += snprintf(name + length, sizeof name - length, "%s%s=%s", length > 0 ? " " : "\"",
-                                   o->keyword, o->val);
-    if (options != nullptr) PQconninfoFree(options);
-    if (length == 0) copy_name(name, "\"(defaults)");
-    const std::size_t end = std::min(strlen(name), sizeof name - 2);
-    name[end] = '"';
-    name[end + 1] = '\0';
-    return name;
-}
 
-void refuse_without_grant(const SharedState& state, Status status) {
-    const SharedState::Registry& registry = state.registry;
-    char error[256];
-    registry_error(registry, error);
-    const std::int64_t reached = registry.reached_ms.load();
-    const char* when = reached == 0 ? "never since this server started"
-                                    : psprintf("at %s", timestamptz_to_str(timestamptz_of_unix_ms(reached)));
-    const char* detail = psprintf("The registry %s was last reached %s%s%s.", registry_name(), when,
-                                  error[0] != '\0' ? "; since then: " : "", error);
-    if (status == Status::WindowEnded)
-        ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-                        errmsg("the registry's window for snowflake worker id %u ended at %s",
-                               worker_in_effect(state.generator),
-                               timestamptz_to_str(timestamptz_of_unix_ms(registry.until_ms.load()))),
-                        errdetail_internal("%s", detail),
-                        errhint("Ids are issued again as soon as the registry renews the window; "
-                                "snowflake_status shows registry_error.")));
-    ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-                    errmsg("snowflake has no worker id: the registry has not granted one to this server"),
-                    errdetail_internal("%s", detail),
-                    errhint("Ids are issued as soon as the registry grants a worker id; "
-                            "snowflake_status shows registry_error.")));
-}
 
 namespace {
 
@@ -635,7 +427,7 @@ void release_registry_grant(SharedState& state, std::int64_t used_until_ms) {
         ereport(LOG, (errmsg("snowflake: worker id %u released to the registry %s", held, registry_name())));
         PQclear(released);
     }
-    drop_connection();
+    drop_registry_connection();
 }
 
 void register_registry_worker() {

@@ -2,8 +2,8 @@
 # period begins once per life and ends on time, whoever calls. Every start of
 # the registry's server may be a rollback (a base backup restored, a snapshot,
 # a copy started): it begins a new life, its grace anchored at the start.
-# Registries here: a 6 s maximum window and 1 s skew bound (a 7 s grace);
-# nodes: 6 s windows renewed every 500 ms.
+# Registries here: a 6 s maximum window and 1 s skew bound (a 7 s grace),
+# 20 s in 1; nodes: the same windows, renewed every 500 ms.
 #   1. the registry's server restored from a base backup taken before a
 #      holder's grant, at the same address, under load: the holder presents
 #      its window and is reinstated, a new node waits the grace: no duplicate
@@ -12,6 +12,9 @@
 #      20 clients calling life and claim in one statement (a claim refused in
 #      the grace rolls back the life it began): every node issues ids within
 #      one grace plus one renewal of the registry's start
+#  2b. the same after a new life begun at its first call (rolled back by
+#      every refused claim of the statement that began it, before: it never
+#      ended)
 #   3. a grant the registry does not know, presented by its holder (a rollback
 #      without a restart): a new life begins, the window is reinstated
 #   4. the registry's synchronous standby promoted while its primary runs: the
@@ -35,21 +38,27 @@ sub registry_ms
 }
 
 # ---------------------------------------------------------------------------
-# 1. restored from a base backup taken before a holder's grant
+# 1. restored from a base backup taken before a holder's grant (20 s windows
+# here, a 21 s grace: the holder is cut off from the registry while a new
+# node asks, and must not run out of its window meanwhile)
 {
 	my $registry = PostgreSQL::Test::Cluster->new('reg_restored');
 	$registry->init(allows_streaming => 1);
 	$registry->append_conf('postgresql.conf', "max_connections = 100\nlog_statement = none\n");
 	$registry->start;
-	my $conninfo = registry_create($registry, 'fleet', '[0,2)', '0', '6s');
+	my $conninfo = registry_create($registry, 'fleet', '[0,2)', '0', '20s');
 	$registry->backup('before_grant');
 
-	my $h = registry_node('holder', $conninfo);
+	my $window = "snowflake.registry_window = '20s'\n";
+	my $h = registry_node('holder', $conninfo, $window);
 	my ($w) = start_and_claim($h);
 	my @loads = (start_fleet_load($h));
 	$h->poll_query_until('postgres', 'SELECT count(*) > 1000 FROM ids') or die 'no load';
 
-	# the registry's server replaced by its base backup, at the same address
+	# the registry's server replaced by its base backup, at the same address,
+	# while the holder is cut off from it
+	my $worker = background_worker_pid($h, qr/snowflake registry worker/);
+	kill 'STOP', $worker;
 	$registry->stop('immediate');
 	PostgreSQL::Test::Utils::system_or_bail('rm', '-rf', $registry->data_dir);
 	PostgreSQL::Test::Utils::system_or_bail('cp', '-a', $registry->backup_dir . '/before_grant', $registry->data_dir);
@@ -57,20 +66,27 @@ sub registry_ms
 	$registry->start;
 	my $started = registry_ms($registry, 'extract(epoch FROM pg_postmaster_start_time()) * 1000');
 
-	my $n = registry_node('newcomer', $conninfo);
-	my ($wn) = start_and_claim($n);
+	# a new node asks first (the restored registry thinks the holder's worker
+	# id free), the holder comes back while it asks
+	my $n = registry_node('newcomer', $conninfo, $window);
+	$n->start;
+	$n->safe_psql('postgres', FLEET_SCHEMA);
 	push @loads, start_fleet_load($n);
+	usleep(3_000_000);
+	kill 'CONT', $worker;
+	my $wn = wait_for_worker($n);
 	$n->poll_query_until('postgres', 'SELECT count(*) > 1000 FROM ids') or die 'no load on the new node';
 	$_->kill_kill for @loads;
 	my ($total, $dups) = fleet_duplicates($h, $n);
+	note "the registry restored from a base backup: $dups duplicates in $total ids";
 	is($dups, 0, "the registry restored from a base backup before a grant: 0 duplicates in $total ids of 2 nodes");
 	isnt($wn, $w, 'the new node is not granted the holder\'s worker id');
 	is(overlaps($registry, 'fleet'), 0, 'the restored registry\'s grants: no two windows of one worker id overlap');
 	is($registry->safe_psql('fleet', "SELECT life_change ~ '^its server started at' FROM snowflake_registry.settings"),
 		't', 'its start began a new life');
-	is($registry->safe_psql('fleet', qq{SELECT g.granted_ms >= s.grace_until_ms AND s.grace_until_ms = $started + 7000
+	is($registry->safe_psql('fleet', qq{SELECT g.granted_ms >= s.grace_until_ms AND s.grace_until_ms = $started + 21000
 		FROM snowflake_registry.grants g, snowflake_registry.settings s WHERE g.worker_id = $wn AND g.holder_name LIKE '%newcomer%'}),
-		't', 'the new node was granted a window only after the grace, 7 s from the server\'s start');
+		't', 'the new node was granted a window only after the grace, 21 s from the server\'s start');
 	is($h->safe_psql('postgres', 'SELECT count(*) FROM errs'), 0, 'the holder never waited: 0 errors');
 	is($h->safe_psql('postgres', 'SELECT worker_id FROM snowflake_status'), $w, 'the holder keeps its worker id');
 	ok($h->log_contains(qr/window of worker id $w reinstated by the registry/), 'its window was reinstated');
@@ -122,10 +138,38 @@ sub registry_ms
 }
 
 # ---------------------------------------------------------------------------
+# 2b. only claimers after a new life begun at the first call (its identity
+# changed: here its recorded timeline), 20 clients claiming in the statement
+# that begins it (rolled back each time): the life that a node's own call to
+# snowflake_registry_life() begins commits, and its grace ends on time
+{
+	my $registry = registry_server('reg_first_call');
+	my $conninfo = registry_create($registry, 'fleet', '[0,32)', '0', '6s');
+	my $script = PostgreSQL::Test::Utils::tempdir() . '/claim.sql';
+	append_to_file($script, q{SELECT c.worker_id FROM snowflake_registry_life() l,
+  snowflake_registry_claim('hammer' || :client_id, 'hammer', NULL, 1023, 6000, 1704067200000, 'time=41 worker=10 sequence=12') c;
+});
+	$registry->safe_psql('fleet', 'UPDATE snowflake_registry.settings SET timeline = timeline + 1');
+	my ($out, $err) = ('', '');
+	my $hammer = IPC::Run::start([ 'pgbench', '-n', '-f', $script, '-T', '40', '-c', '20',
+		'-h', $registry->host, '-p', $registry->port, 'fleet' ], '>', \$out, '2>', \$err);
+	usleep(1_000_000);
+	my @nodes = map { registry_node("first_call$_", $conninfo) } 1 .. 2;
+	my @waited = map { (start_and_claim($_))[1] } @nodes;
+	$hammer->kill_kill;
+	my ($grace, $lives) = split /\|/, $registry->safe_psql('fleet',
+		'SELECT grace_until_ms - life_began_ms, (SELECT count(DISTINCT life) FROM snowflake_registry.grants) FROM snowflake_registry.settings');
+	is($grace, 7000, 'one new life, its grace 7 s from the call that began it');
+	cmp_ok($_, '<=', 7.5 + 5, sprintf('a node started during it issues ids within the grace and a retry (%.1f s)', $_)) for @waited;
+	$_->stop for @nodes;
+	$registry->stop;
+}
+
+# ---------------------------------------------------------------------------
 # 3. a grant the registry does not know, presented in a renewal of its life
 {
 	my $registry = registry_server('reg_forgot');
-	my $conninfo = registry_create($registry, 'fleet', '[0,2)', '0', '6s');
+	my $conninfo = registry_create($registry, 'fleet', '[0,2)', '0', '30s');    # a 31 s grace: room for a new node's start
 	my $h = registry_node('forgotten', $conninfo);
 	my ($w) = start_and_claim($h);
 	# the registry forgets the grant, as a snapshot taken before it would

@@ -1,0 +1,25 @@
+// The registry's libpq client: one connection a process, kept between calls,
+// each call bounded in time and never blocking a shutdown (registry.cpp's
+// protocol runs over it).
+#pragma once
+#include "edge.hpp"
+
+extern "C" {
+#include "libpq-fe.h"
+}
+
+namespace snowflake::pg {
+
+std::int64_t monotonic_ms();
+// Runs one query with text parameters, within `timeout_ms`; its one row, or
+// null with `error` set. A time-out or a broken connection drops the
+// connection (the next call connects again): a call is never canceled, so a
+// commit the registry waits to replicate synchronously is never acknowledged
+// without it.
+PGresult* registry_query(const char* sql, int count, const char* const* values, std::int64_t timeout_ms,
+                         char (&error)[256]);
+// A column of a query's one row, as an integer.
+std::int64_t registry_value(const PGresult* result, int column);
+void drop_registry_connection();
+
+}  // namespace snowflake::pg

@@ -60,6 +60,8 @@ BEGIN
         ADD COLUMN timeline bigint,
         ADD COLUMN database_oid oid,
         ADD COLUMN started_ms bigint;  -- the server's start: every start may be a rollback
+    -- the first call of a life (ms since 1970): a sequence, not undone by a rollback
+    CREATE SEQUENCE snowflake_registry.life_first_call MINVALUE 0 START 0;
     ALTER TABLE snowflake_registry.grants
         ADD COLUMN registry_id text,  -- the registry and life that made the grant (a reinstated one: the presenter's)
         ADD COLUMN life text,
@@ -165,7 +167,7 @@ DECLARE
     id record;
     s snowflake_registry.settings;
     why text;
-    anchor_ms bigint;
+    first_ms bigint;
 BEGIN
     EXECUTE format('SELECT * FROM %I.snowflake_registry_identity()', ext) INTO id;
     IF id.timeline IS NULL THEN
@@ -180,26 +182,33 @@ BEGIN
         IF (s.system_identifier, s.timeline, s.database_oid, s.started_ms)
            IS DISTINCT FROM (id.system_identifier, id.timeline, id.database_oid, id.started_ms) THEN
             now_ms := (extract(epoch FROM clock_timestamp()) * 1000)::bigint;
-            -- Where the lost life ended at the latest, the same at every call
-            -- (a call whose transaction rolls back leaves the next the same
-            -- grace): the server's start (a restart, a restore, a snapshot or
-            -- a copy started), its promotion to the new timeline (the history
-            -- file's time), or, for another server or database, now.
+            -- The grace counts from the first call that met this life: the
+            -- lost life (another registry running until nodes reached this
+            -- one, a restore started long before, a clock set right after
+            -- the start) may have granted until then. It is kept in a
+            -- sequence, which a call whose transaction rolls back (a claim
+            -- refused in the grace) does not undo: every later call of the
+            -- life finds the same grace. A mark from before this server's
+            -- start or promotion is an earlier life's.
+            first_ms := (SELECT f.last_value FROM snowflake_registry.life_first_call f);
+            IF first_ms < greatest(id.started_ms, id.promoted_ms)
+               OR (s.system_identifier, s.database_oid) IS DISTINCT FROM (id.system_identifier, id.database_oid) THEN
+                first_ms := now_ms;
+                PERFORM setval('snowflake_registry.life_first_call', now_ms);
+            END IF;
             SELECT CASE WHEN s.system_identifier IS DISTINCT FROM id.system_identifier
                              THEN format('another server: system identifier %s, was %s', id.system_identifier, s.system_identifier)
                         WHEN s.database_oid IS DISTINCT FROM id.database_oid
                              THEN format('its database copied: oid %s, was %s', id.database_oid, s.database_oid)
                         WHEN s.timeline IS DISTINCT FROM id.timeline
                              THEN format('promoted or restored: timeline %s, was %s', id.timeline, s.timeline)
-                        ELSE format('its server started at %s (restarted, restored or a copy)', to_timestamp(id.started_ms / 1000.0)) END,
-                   CASE WHEN (s.system_identifier, s.database_oid) IS DISTINCT FROM (id.system_identifier, id.database_oid) THEN now_ms
-                        WHEN s.timeline IS DISTINCT FROM id.timeline
-                             THEN CASE WHEN id.promoted_ms IS NULL THEN now_ms ELSE greatest(id.promoted_ms, id.started_ms) END
-                        ELSE id.started_ms END
-              INTO why, anchor_ms;
+                        ELSE format('its server started at %s (restarted, restored or a copy)', to_timestamp(id.started_ms / 1000.0)) END
+              INTO why;
+            -- never later than a grace from now (a clock that was ahead)
             UPDATE snowflake_registry.settings
                SET life = gen_random_uuid()::text, life_began_ms = now_ms, life_change = why,
-                   grace_until_ms = greatest(s.grace_until_ms, least(anchor_ms, now_ms) + s.max_window_ms + s.max_skew_ms),
+                   grace_until_ms = least(greatest(s.grace_until_ms, least(first_ms, now_ms) + s.max_window_ms + s.max_skew_ms),
+                                          now_ms + s.max_window_ms + s.max_skew_ms),
                    system_identifier = id.system_identifier, timeline = id.timeline, database_oid = id.database_oid,
                    started_ms = id.started_ms
             RETURNING * INTO s;
@@ -377,6 +386,26 @@ BEGIN
         -- the worker id at or after its fencing epoch): the registry was
         -- rolled back (a snapshot resumed, a backup restored) without a new
         -- start. A new life begins, and the window is presented to it.
+        -- Another server granted this worker id, at or after the presented
+        -- fencing epoch, for times the presented window covers: the
+        -- registry forgot this grant and granted it again (a rollback).
+        SELECT * INTO g FROM snowflake_registry.grants r
+         WHERE r.worker_id = p_worker AND r.fencing_epoch >= p_epoch AND r.holder_name <> p_name
+           AND r.from_ms < p_until AND p_from < r.until_ms
+         ORDER BY r.fencing_epoch LIMIT 1;
+        IF FOUND THEN
+            UPDATE snowflake_registry.settings s
+               SET life = gen_random_uuid()::text, life_began_ms = now_ms,
+                   life_change = format('rolled back: worker id %s granted twice, fencing epoch %s', p_worker, p_epoch),
+                   grace_until_ms = now_ms + s.max_window_ms + s.max_skew_ms
+            RETURNING s.life, s.life_change, s.grace_until_ms INTO life, life_change, grace_until_ms;
+            outcome := 'conflict';
+            reason := format('worker id %s was granted to %s for ids from %s until %s (fencing epoch %s)', p_worker, g.holder_name,
+                             to_timestamp(g.from_ms / 1000.0), to_timestamp(g.until_ms / 1000.0), g.fencing_epoch);
+            RAISE WARNING 'snowflake registry: % presented worker id % (fencing epoch %) for ids from % until %, but %',
+                p_name, p_worker, p_epoch, to_timestamp(p_from / 1000.0), to_timestamp(p_until / 1000.0), reason;
+            RETURN;
+        END IF;
         IF NOT EXISTS (SELECT FROM snowflake_registry.workers r WHERE r.worker_id = p_worker)
            OR EXISTS (SELECT FROM snowflake_registry.grants r WHERE r.worker_id = p_worker AND r.fencing_epoch >= p_epoch) THEN
             outcome := 'lost'; reason := 'another server holds the worker id, or it was released';
@@ -385,7 +414,7 @@ BEGIN
         UPDATE snowflake_registry.settings s
            SET life = gen_random_uuid()::text, life_began_ms = now_ms,
                life_change = format('rolled back: worker id %s presented with fencing epoch %s, which it does not know', p_worker, p_epoch),
-               grace_until_ms = greatest(s.grace_until_ms, now_ms + s.max_window_ms + s.max_skew_ms)
+               grace_until_ms = now_ms + s.max_window_ms + s.max_skew_ms
         RETURNING s.life, s.life_change, s.grace_until_ms INTO life, life_change, grace_until_ms;
         RAISE LOG 'snowflake registry: a new life begins (%): no new window is granted until %, holders present theirs',
             life_change, to_timestamp(grace_until_ms / 1000.0);

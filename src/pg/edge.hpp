@@ -60,6 +60,7 @@ struct SharedState {
     std::atomic<Blocked> blocked;       // set at start-up, or by replay on a standby
     std::atomic<bool> lease_elsewhere;  // the lease file was written by another data directory
     std::atomic<bool> restore;          // a restore (fence.hpp): the lease replayed from WAL is its source's
+    std::uint32_t lease_worker_id;      // the worker id the lease file named at start-up, or kNoWorker
     std::atomic<Latch*> lease_writer_latch;  // wakes the lease writer; null while none runs
     std::atomic<std::uint32_t> writer_busy;    // 1 while a process writes the lease
     std::atomic<std::uint64_t> lease_failures;  // lease writes that failed

@@ -159,8 +159,23 @@ std::int64_t repair_lease(SharedState& state, std::int64_t above_unix_ms) {
                         errdetail("snowflake_repair_lease() repairs a damaged lease file, or starts a new id space "
                                   "after \"snowflake.epoch\" or \"snowflake.layout\" was changed on purpose.")));
     GeneratorState& generator = state.generator;
+    // A lease that cannot be read cannot say which directory wrote it: this
+    // one may be a copy. The worker id in effect is refused until the
+    // operator gives another or adopts it (snowflake_adopt_worker_id()).
+    const bool unknown = blocked == Blocked::LeaseCorrupt || blocked == Blocked::LeaseUnreadable ||
+                         state.lease_elsewhere.load() || state.restore.load();
+    if (unknown && worker_in_effect(generator) != kNoWorker) fence(generator, worker_in_effect(generator), true);
+    if (state.lease_worker_id != kNoWorker && (state.lease_elsewhere.load() || state.restore.load()))
+        fence(generator, state.lease_worker_id, true);
     const std::uint64_t clock = now_units(state);
-    std::uint64_t mark = clock + units_of(state, static_cast<std::uint64_t>(lease_span_setting + max_lead_setting));
+    // ids continue above the clock, the last checkpoint's time and the lease
+    // records replayed, each plus the most a lease ran ahead of its clock
+    const std::uint64_t ahead = units_of(state, static_cast<std::uint64_t>(lease_span_setting + max_lead_setting));
+    bool crc_ok = false;
+    ControlFileData* control = get_controlfile(DataDir, &crc_ok);
+    const std::int64_t checkpoint_ms = crc_ok ? static_cast<std::int64_t>(control->checkPointCopy.time) * 1000 : 0;
+    pfree(control);
+    std::uint64_t mark = std::max({clock, units_from(state, checkpoint_ms), generator.lease_ms.load()}) + ahead;
     if (above_unix_ms > state.epoch_unix_ms) mark = std::max(mark, units_from(state, above_unix_ms));
     // the old file kept for a post-mortem, then the new lease and its fence's copy
     struct stat st;
@@ -178,6 +193,12 @@ std::int64_t repair_lease(SharedState& state, std::int64_t above_unix_ms) {
                          timestamptz_to_str(timestamptz_of_unix_ms(from_unix_ms))),
                   errdetail("The old lease file is kept as \"%s\"; the fence (%u worker ids) is kept.",
                             kDamagedLeasePath, repaired.fenced_count)));
+    if (unknown && worker_in_effect(generator) != kNoWorker)
+        ereport(NOTICE, (errmsg("worker id %u is refused: the damaged lease cannot tell whether this data "
+                                "directory is a copy", worker_in_effect(generator)),
+                         errhint("Set \"snowflake.worker_id\" to a number no other node uses, or, if this is the "
+                                 "server that issued ids under it and no copy of it runs, run SELECT "
+                                 "snowflake_adopt_worker_id().")));
     return from_unix_ms;
 }
 

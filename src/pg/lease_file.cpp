@@ -324,6 +324,7 @@ bool load_lease(SharedState& state, Lease& lease) {
     for (std::uint32_t i = 0; fence_file == LeaseFile::Ok && !registry_mode() && i < kept.fenced_count; ++i)
         fence(state.generator, kept.fenced[i], true);
     state.lease_elsewhere = exists && !written_here(lease);
+    if (exists) state.lease_worker_id = lease.worker_id;
     struct stat st;
     if (!IsBinaryUpgrade && stat(kUpgradedPath, &st) == 0) carry_upgraded_lease(state, lease, exists);
     if (!IsBinaryUpgrade && state.blocked == Blocked::No && stat(kUpgradedAwayPath, &st) == 0) {

@@ -41,7 +41,16 @@ void lease_redo(XLogReaderState* record) {
         elog(PANIC, "snowflake: unknown WAL record %u", XLogRecGetInfo(record));
     const Lease lease = record_lease(record);
     SharedState* state = shared_state();
-    if (state == nullptr || state->blocked != Blocked::No) return;
+    if (state == nullptr) return;
+    // A damaged lease file: the records still bound the ids issued, for
+    // snowflake_repair_lease() (the file is not written: the repair does).
+    if ((state->blocked == Blocked::LeaseCorrupt || state->blocked == Blocked::LeaseUnreadable) &&
+        lease.epoch_unix_ms == state->epoch_unix_ms && lease.layout == state->layout) {
+        const std::uint64_t units = units_of(*state, lease.lease_ms);
+        if (units > state->generator.lease_ms.load()) state->generator.lease_ms.store(units);
+        return;
+    }
+    if (state->blocked != Blocked::No) return;
     if (lease_changed(*state, lease)) return;
     GeneratorState& generator = state->generator;
     const std::uint64_t lease_units = units_of(*state, lease.lease_ms);

@@ -70,13 +70,16 @@ void write_lease_once(SharedState& state, std::uint64_t target) {
     PG_END_TRY();
 }
 
-// Writes the worker id in effect into the lease file at once (at start and
-// when it changes), not at the first id: a copy of this directory made
-// before its first id (a golden image, an early base backup) then carries a
-// lease written elsewhere, and its fence.
+// Writes the worker id in effect into the lease file and the fence's copy at
+// once (at start and when it changes), not at the first id: a copy of this
+// directory made before its first id (a golden image, an early base backup),
+// or whose lease file is then removed, carries a lease written elsewhere
+// naming the worker id it must refuse.
 void record_worker_id(SharedState& state) {
-    if (state.blocked == Blocked::No && worker_in_effect(state.generator) != kNoWorker && !RecoveryInProgress())
-        write_lease_once(state, state.generator.lease_ms.load() + 1);
+    GeneratorState& generator = state.generator;
+    if (state.blocked != Blocked::No || worker_in_effect(generator) == kNoWorker || RecoveryInProgress()) return;
+    write_lease_once(state, generator.lease_ms.load() + 1);
+    (void)write_fence_copy(lease_of(state, generator.lease_ms.load(), generator.clock_high.load()), LOG);
 }
 
 // Applies the configured snowflake.worker_id to the whole node at once and

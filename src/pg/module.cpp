@@ -56,6 +56,7 @@ void startup_shared_memory() {
         shared->blocked = Blocked::No;
         ConditionVariableInit(&shared->lease_written);
         shared->registry.previous = kNoWorker;
+        shared->lease_worker_id = kNoWorker;
         shared->registry.worker_id = kNoWorker;
         SpinLockInit(&shared->registry.lock);
         Lease lease{};

@@ -49,9 +49,11 @@ void copy_message(char (&to)[256], const char* message) {
 bool connect_registry(std::int64_t deadline, char (&error)[256]) {
     if (connection != nullptr && PQstatus(connection) == CONNECTION_OK) return true;
     drop_connection();
-    // the registry's pg_stat_activity names its holders' connections
-    const char* const keywords[] = {"dbname", "fallback_application_name", nullptr};
-    const char* const values[] = {registry_setting, "snowflake registry worker", nullptr};
+    // the registry's pg_stat_activity names its holders' connections; a grant
+    // is durable (and, where the registry replicates synchronously, on its
+    // standby) before it is answered, whatever the registry's default
+    const char* const keywords[] = {"dbname", "fallback_application_name", "options", nullptr};
+    const char* const values[] = {registry_setting, "snowflake registry worker", "-c synchronous_commit=on", nullptr};
     connection = PQconnectStartParams(keywords, values, 1);
     if (connection == nullptr) {
         copy_name(error, "out of memory");

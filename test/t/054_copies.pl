@@ -13,6 +13,9 @@
 #      damaged and repaired with snowflake_repair_lease().
 #   5. A copy onto the root of another volume (both roots are inode 2), when
 #      test/run could make two volumes (SNOWFLAKE_VOLUMES, as root).
+#   6. A copy whose lease file is damaged before its first start, repaired.
+#   7. A cold copy of a fenced copy with a worker id of its own, its lease
+#      file removed.
 use strict;
 use warnings FATAL => 'all';
 
@@ -112,6 +115,38 @@ is(duplicates($golden, $image), 0, 'repaired, beside its source: 0 ids issued by
 $image->restart;
 copy_refused($image, 'the repaired copy after a restart', 20);
 $image->stop;
+
+# 6. A copy whose lease file is damaged before its first start, repaired as
+# the hint says: the damaged lease cannot tell whose it was, the worker id in
+# effect is refused until the operator gives another or adopts it.
+$golden->stop;
+my $damaged = copy_node('damaged', $golden, sub { PostgreSQL::Test::Utils::system_or_bail('cp', '-a', @_); });
+$golden->start;
+unlink $damaged->data_dir . '/pg_snowflake/lease';
+append_to_file($damaged->data_dir . '/pg_snowflake/lease', "damaged\n");
+$damaged->start;
+$damaged->safe_psql('postgres', 'SELECT snowflake_repair_lease()');
+copy_refused($damaged, 'a copy whose damaged lease was repaired', 20);
+is(duplicates($golden, $damaged), 0, 'a copy whose damaged lease was repaired, beside its source: 0 ids issued by both');
+$damaged->stop;
+
+# 7. A cold copy of a fenced copy that has a worker id of its own (23), its
+# lease file removed: the fence's copy names 23 as well.
+$image->start;
+$image->append_conf('postgresql.conf', "snowflake.worker_id = 23\n");
+$image->reload;
+$image->poll_query_until('postgres', 'SELECT generating AND worker_id = 23 FROM snowflake_status')
+  or die 'the fenced copy does not generate under its own worker id';
+wait_for_lease($image, 23);
+$image->stop;
+my $grandchild = copy_node('grandchild', $image, sub { PostgreSQL::Test::Utils::system_or_bail('cp', '-a', @_); });
+unlink $grandchild->data_dir . '/pg_snowflake/lease' or die "unlink: $!";
+$image->start;
+$grandchild->start;
+copy_refused($grandchild, 'a copy of a fenced copy with a worker id of its own, its lease removed', 23);
+is(duplicates($image, $grandchild), 0, 'beside its source: 0 ids issued by both');
+$image->stop;
+$grandchild->stop;
 
 # 3. A base backup taken before the first id, started without its backup_label.
 my $fresh = snowflake_node('fresh', 21, undef, allows_streaming => 1);

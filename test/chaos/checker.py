@@ -109,24 +109,26 @@ def check(history):
     # duplicates: every id made once, over acks, the rows read back and the
     # load's runs (a row of an ack is that ack; a row without one committed
     # unacknowledged): intervals of sequences per key, their overlaps counted
-    occurrences = collections.Counter()
+    occurrences = collections.defaultdict(collections.Counter)  # node -> id -> times made there
     acked_on = collections.defaultdict(collections.Counter)
     for ack in acks:
         acked_on[ack["node"]][ack["id"]] += 1
     for node in set(acked_on) | {n for n, r in rows.items() if r is not None}:
         read = collections.Counter(rows.get(node) or ())
         for id_ in set(acked_on[node]) | set(read):
-            occurrences[id_] += max(acked_on[node][id_], read[id_])
+            occurrences[node][id_] = max(acked_on[node][id_], read[id_])
     sbits, mask = layout["sequence_bits"], (1 << layout["sequence_bits"]) - 1
-    intervals = [(id_ >> sbits, id_ & mask, id_ & mask, n, -1) for id_, n in occurrences.items()]
+    intervals = [(id_ >> sbits, id_ & mask, id_ & mask, n, -1, node)
+                 for node, made in occurrences.items() for id_, n in made.items()]
     batches = history.get("load", ())
     within = 0
     for b, batch in enumerate(batches):
         runs = batch[5]
         within += batch[6]
-        intervals += [(runs[i], runs[i + 1], runs[i + 2], 1, b) for i in range(0, len(runs), 3)]
+        intervals += [(runs[i], runs[i + 1], runs[i + 2], 1, b, batch[1]) for i in range(0, len(runs), 3)]
     intervals.sort()
     duplicates, dup_examples = within, []
+    by_pair = collections.Counter()  # (node, node) -> ids both made (the first two found)
     i = 0
     while i < len(intervals):
         j = i + 1
@@ -134,21 +136,26 @@ def check(history):
             j += 1
         group = intervals[i:j]
         if j - i > 1 or group[0][3] > 1:
-            covered, reach = 0, -1
-            for key, lo, hi, n, source in group:
+            covered, reach, reacher = 0, -1, None
+            for key, lo, hi, n, source, node in group:
                 duplicates += (hi - lo + 1) * n
+                if n > 1:
+                    by_pair[(node, node)] += (hi - lo + 1) * (n - 1)
+                if lo <= reach:
+                    by_pair[tuple(sorted((reacher, node)))] += min(hi, reach) - lo + 1
                 if hi > reach:
                     covered += hi - max(lo, reach + 1) + 1
-                    reach = hi
+                    reach, reacher = hi, node
             duplicates -= covered
             # an example: the first sequence of this key made twice
-            for (_, lo1, hi1, n1, s1), (_, lo2, hi2, n2, s2) in zip(group, group[1:]):
+            for (_, lo1, hi1, n1, s1, _), (_, lo2, hi2, n2, s2, _) in zip(group, group[1:]):
                 if lo2 <= hi1 or n1 > 1:
                     dup_examples.append(((group[0][0] << sbits) | lo2 if lo2 <= hi1 else (group[0][0] << sbits) | lo1,
                                          {s1, s2} if lo2 <= hi1 else {s1}))
                     break
         i = j
     verdict["duplicates"] = duplicates
+    verdict["duplicates_by"] = dict(by_pair)
     verdict["load_ids"] = sum(sum(r[k + 2] - r[k + 1] + 1 for k in range(0, len(r), 3)) for r in (b[5] for b in batches))
     verdict["ids"] = len(acks) + verdict["load_ids"]
     if within:
@@ -171,7 +178,7 @@ def check(history):
     by_worker = merged_grants(history.get("grants", ()))
     outside, outside_ids, wbits = [], 0, layout["worker_bits"]
     seen = set()
-    for key, lo, hi, _, _ in intervals:
+    for key, lo, hi, _, _, _ in intervals:
         if (key, lo) in seen:
             continue
         seen.add((key, lo))

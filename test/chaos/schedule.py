@@ -140,13 +140,25 @@ def make(seed, seconds, kinds, overlap=2, quiet=QUIET):
             kind = round_.pop()
             targets, params = KINDS[kind]
             fault = {"at": round(at, 1), "lane": lane, "kind": kind, "target": rng.choice(targets), **params(rng)}
-            duration = fault.get("seconds", 1) + 1
+            duration = planned(fault)
             if at + duration > seconds - quiet:
                 break
             faults.append(fault)
             at += duration + rng.uniform(0.5, 2)
     faults.sort(key=lambda f: (f["at"], f["lane"]))
     return faults
+
+
+def planned(fault):
+    """A fault's planned duration, s (a copy: each phase, and a start or a
+    restart between them; the registry's new life: a promotion or restore)."""
+    seconds = fault.get("seconds", 1)
+    if fault["kind"] == "copy":
+        phases = 1 + (fault["then"] == "rm_lease") + fault["restarts"]
+        return phases * (seconds + 2) + 2
+    if fault["kind"] == "registry_life":
+        return seconds + 6
+    return seconds + 1
 
 
 def describe(fault):

@@ -41,10 +41,13 @@ KINDS = {
     "copy": (("a", "b"), lambda r: copy_recipe(r)),
     # the registry begins a new life (its standby promoted, or its server
     # restored from a base backup taken before the nodes' grants, at the same
-    # address), then a new node claims beside the holders, or every claiming
-    # node restarts (kill -9) and claims again
+    # address), then a new node claims beside the holders (their links to the
+    # registry cut or not until it holds a worker id), or every claiming node
+    # restarts (stopped before: kill -9, or cleanly, releasing its worker id)
+    # and claims again
     "registry_life": (("registry",), lambda r: {"how": r.choice(("failover", "restore")),
                                                 "then": r.choice(("newcomer", "fleet_restart")),
+                                                "cut": r.random() < 0.5, "stop": r.choice(("crash", "clean")),
                                                 "seconds": round(r.uniform(4, 10), 1)}),
     # not detectable by design (docs/operations.md): c's streaming standby
     # promoted by hand while c runs, with clients on both
@@ -97,7 +100,7 @@ def resources(fault):
     if kind == "registry_failover_async" and fault.get("lag"):
         return {"registry", *CLAIMING}
     if kind == "registry_life":
-        return {"registry", *CLAIMING}
+        return {"registry", *CLAIMING, *("link-" + slot for slot in CLAIMING)}
     if kind in ("base_backup", "cold_copy", "pitr", "pitr_before_first_id", "copy", "pg_upgrade"):
         return {target, "copies"}  # copies of one run one at a time (disk, CPU)
     return {target}
@@ -157,7 +160,7 @@ def planned(fault):
         phases = 1 + (fault["then"] == "rm_lease") + fault["restarts"]
         return phases * (seconds + 2) + 2
     if fault["kind"] == "registry_life":
-        return seconds + 6
+        return seconds + 10
     return seconds + 1
 
 

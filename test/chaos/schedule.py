@@ -49,6 +49,10 @@ KINDS = {
                                                 "then": r.choice(("newcomer", "fleet_restart")),
                                                 "cut": r.random() < 0.5, "stop": r.choice(("crash", "clean")),
                                                 "seconds": round(r.uniform(4, 10), 1)}),
+    # the registry's standby promoted while its primary runs, b following to
+    # it; after seconds (b's grant lapsed on the old primary) a new node claims
+    # from the old one
+    "registry_split": (("registry",), lambda r: {"seconds": round(r.uniform(12, 18), 1)}),
     # not detectable by design (docs/operations.md): c's streaming standby
     # promoted by hand while c runs, with clients on both
     "standby_promoted_by_hand": (("c",), lambda r: {"seconds": round(r.uniform(2, 6), 1)}),
@@ -81,6 +85,7 @@ KNOWN_HOLES = (
                       # a lease file removed, a renumbered cold copy: ids issued twice (test/chaos/FINDINGS.md)
     "registry_life",  # issues 38, 39: a registry restored from a base backup grants held worker ids again;
                       # claimers alone never end its grace (the claim's 55000 rolls back the new life)
+    "registry_split", # issue 38: two writable registries after a promotion both grant one worker id
 )
 
 # What docs/operations.md lists as not detectable: run only under --faults all
@@ -99,6 +104,8 @@ def resources(fault):
         return {"link-" + target}
     if kind == "registry_failover_async" and fault.get("lag"):
         return {"registry", *CLAIMING}
+    if kind == "registry_split":
+        return {"registry", *CLAIMING, "link-b"}
     if kind == "registry_life":
         return {"registry", *CLAIMING, *("link-" + slot for slot in CLAIMING)}
     if kind in ("base_backup", "cold_copy", "pitr", "pitr_before_first_id", "copy", "pg_upgrade"):
@@ -161,6 +168,8 @@ def planned(fault):
         return phases * (seconds + 2) + 2
     if fault["kind"] == "registry_life":
         return seconds + 10
+    if fault["kind"] == "registry_split":
+        return 2 * seconds + 10
     return seconds + 1
 
 

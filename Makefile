@@ -99,7 +99,8 @@ check-house: $(OBJS)
 
 # The seeded fault-injection run (test/chaos), longer than test/run's: the
 # checker's self-test, then CHAOS_SECONDS of each seed of CHAOS_SEEDS (seeds and
-# ranges: "1-100 200"), CHAOS_OVERLAP faults at once; needs the extension
+# ranges: "1-100 200"), CHAOS_OVERLAP faults at once, the last CHAOS_QUIET
+# seconds without faults (the final phase, at least 30 s); needs the extension
 # installed and its PostgreSQL's programs on PATH, as a user that may run
 # servers. Any fault kinds: make check-chaos CHAOS_FAULTS=all. Each seed's
 # output goes to chaos-seeds.log; the closing line sums the seeds' ids.
@@ -107,6 +108,7 @@ CHAOS_SEEDS = 1-6
 CHAOS_SECONDS = 300
 CHAOS_FAULTS = default
 CHAOS_OVERLAP = 2
+CHAOS_QUIET = 30
 check-chaos:
 	python3 test/chaos/run --selftest
 	@failed=""; n=0; : >chaos-seeds.log; for spec in $(CHAOS_SEEDS); do \
@@ -114,7 +116,7 @@ check-chaos:
 	    for seed in $$seeds; do \
 	        n=$$((n + 1)); \
 	        python3 test/chaos/run --seed $$seed --seconds $(CHAOS_SECONDS) --faults $(CHAOS_FAULTS) \
-	            --overlap $(CHAOS_OVERLAP) >chaos-seed.log 2>&1 || failed="$$failed $$seed"; \
+	            --overlap $(CHAOS_OVERLAP) --quiet $(CHAOS_QUIET) >chaos-seed.log 2>&1 || failed="$$failed $$seed"; \
 	        cat chaos-seed.log >>chaos-seeds.log; grep -E '^chaos: (seed [0-9]+|VIOLATIONS|.*the run failed)' chaos-seed.log || true; \
 	    done; \
 	done; rm -f chaos-seed.log; \

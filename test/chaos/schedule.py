@@ -135,7 +135,8 @@ QUIET = 30  # seconds without a fault at the end of a run: the final phase
 def make(seed, seconds, kinds, overlap=2, quiet=QUIET):
     """The schedule: in each of `overlap` lanes, every kind once, in an order
     drawn from the seed, then again in another order, ... until the run's
-    time but its last `quiet` seconds is spent; a pause of 0.5 to 2 s between
+    time but its last `quiet` seconds is spent (a fault too long for the time
+    left is passed over, until as many in a row as there are kinds); a pause of 0.5 to 2 s between
     faults of a lane, lanes after the first starting 0 to 10 s late.
     Durations are planned; real ones may be longer."""
     rng = random.Random(seed)
@@ -143,7 +144,8 @@ def make(seed, seconds, kinds, overlap=2, quiet=QUIET):
     for lane in range(overlap):
         at = 3.0 + (rng.uniform(0, 10) if lane else 0)
         round_ = []
-        while True:
+        misfits = 0
+        while misfits < len(kinds):
             if not round_:
                 round_ = list(kinds)
                 rng.shuffle(round_)
@@ -152,7 +154,9 @@ def make(seed, seconds, kinds, overlap=2, quiet=QUIET):
             fault = {"at": round(at, 1), "lane": lane, "kind": kind, "target": rng.choice(targets), **params(rng)}
             duration = planned(fault)
             if at + duration > seconds - quiet:
-                break
+                misfits += 1  # too long for the time left: another kind may fit
+                continue
+            misfits = 0
             faults.append(fault)
             at += duration + rng.uniform(0.5, 2)
     faults.sort(key=lambda f: (f["at"], f["lane"]))

@@ -98,19 +98,31 @@ check-house: $(OBJS)
 	CXX='$(CXX)' python3 test/house-fixtures/run
 
 # The seeded fault-injection run (test/chaos), longer than test/run's: the
-# checker's self-test, then CHAOS_SECONDS of each seed of CHAOS_SEEDS; needs
-# the extension installed and its PostgreSQL's programs on PATH, as a user that
-# may run servers. Any fault kinds: make check-chaos CHAOS_FAULTS=all
-CHAOS_SEEDS = 1 2 3 4 5 6
+# checker's self-test, then CHAOS_SECONDS of each seed of CHAOS_SEEDS (seeds and
+# ranges: "1-100 200"), CHAOS_OVERLAP faults at once, the last CHAOS_QUIET
+# seconds without faults (the final phase, at least 30 s); needs the extension
+# installed and its PostgreSQL's programs on PATH, as a user that may run
+# servers. Any fault kinds: make check-chaos CHAOS_FAULTS=all. Each seed's
+# output goes to chaos-seeds.log; the closing line sums the seeds' ids.
+CHAOS_SEEDS = 1-6
 CHAOS_SECONDS = 300
 CHAOS_FAULTS = default
+CHAOS_OVERLAP = 2
+CHAOS_QUIET = 30
 check-chaos:
 	python3 test/chaos/run --selftest
-	@failed=""; for seed in $(CHAOS_SEEDS); do \
-	    python3 test/chaos/run --seed $$seed --seconds $(CHAOS_SECONDS) --faults $(CHAOS_FAULTS) || failed="$$failed $$seed"; \
-	done; \
-	if [ -n "$$failed" ]; then echo "check-chaos: seeds with violations or failures:$$failed"; exit 1; fi; \
-	echo "check-chaos: $(words $(CHAOS_SEEDS)) seeds of $(CHAOS_SECONDS) s, no violation"
+	@failed=""; n=0; : >chaos-seeds.log; for spec in $(CHAOS_SEEDS); do \
+	    case $$spec in *-*) seeds=$$(seq $${spec%-*} $${spec#*-});; *) seeds=$$spec;; esac; \
+	    for seed in $$seeds; do \
+	        n=$$((n + 1)); \
+	        python3 test/chaos/run --seed $$seed --seconds $(CHAOS_SECONDS) --faults $(CHAOS_FAULTS) \
+	            --overlap $(CHAOS_OVERLAP) --quiet $(CHAOS_QUIET) >chaos-seed.log 2>&1 || failed="$$failed $$seed"; \
+	        cat chaos-seed.log >>chaos-seeds.log; grep -E '^chaos: (seed [0-9]+|VIOLATIONS|.*the run failed)' chaos-seed.log || true; \
+	    done; \
+	done; rm -f chaos-seed.log; \
+	ids=$$(awk '/^chaos: seed [0-9]+, [0-9]+ ids/ { n += $$5 } END { print n + 0 }' chaos-seeds.log); \
+	if [ -n "$$failed" ]; then echo "check-chaos: $$n seeds of $(CHAOS_SECONDS) s, $$ids ids; seeds with violations or failures:$$failed"; exit 1; fi; \
+	echo "check-chaos: $$n seeds of $(CHAOS_SECONDS) s, $$ids ids, no violation"
 
 .PHONY: unit fuzz bench bench-core dist check-house check-chaos
-EXTRA_CLEAN = chaos_check $(BENCH_CORE) $(GTEST_BIN) $(GTEST_BIN)-tsan $(GTEST_BIN)-asan $(FUZZ_BINS) tmp_check results regression.diffs regression.out
+EXTRA_CLEAN = chaos_check chaos-seeds.log chaos-seed.log $(BENCH_CORE) $(GTEST_BIN) $(GTEST_BIN)-tsan $(GTEST_BIN)-asan $(FUZZ_BINS) tmp_check results regression.diffs regression.out

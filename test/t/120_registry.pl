@@ -295,8 +295,12 @@ sub latencies
 		END $$}, $until));
 	my $until_ms = $node->safe_psql('postgres', "SELECT round(extract(epoch FROM '$until'::timestamptz) * 1000)");
 	my $last = $node->safe_psql('postgres', 'SELECT max(id) FROM edge');
-	is(DEFAULT_EPOCH_MS + time_of($last), $until_ms - 1,
-		'ids up to the window\'s edge: the last one in the millisecond before its end, none at or past it');
+	my $last_ms = DEFAULT_EPOCH_MS + time_of($last);
+	cmp_ok($last_ms, '<=', $until_ms - 1, 'ids up to the window\'s edge: none at or past its end');
+	# the last in the millisecond before the end, unless the backend was
+	# descheduled across it (a loaded machine): within 50 ms of it
+	cmp_ok($last_ms, '>=', $until_ms - 50,
+		sprintf('ids up to the window\'s edge: the last %d ms before its end', $until_ms - $last_ms));
 	signal_node($registry, 'CONT');
 	$edge->stop;
 }

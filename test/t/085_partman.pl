@@ -1,4 +1,4 @@
-# The pg_partman 4.7 recipe (docs/adoption.md, "Time partitioning"): an id-keyed table
+# The pg_partman 4.7 and 5 recipes (docs/adoption.md, "Time partitioning"): an id-keyed table
 # partitioned per hour (and per day) by id ranges that match UTC time exactly,
 # made by create_parent and run_maintenance, rows routed by their ids (given
 # at chosen times, and by DEFAULT snowflake_nextval()), and retention by id
@@ -13,12 +13,13 @@ use SnowflakeTest;
 
 my $node = snowflake_node('partman', 3);
 $node->start;
-# Debian packages pg_partman 4.7 for PostgreSQL 15 only: other majors skip, loudly.
+# Debian packages pg_partman 4.7 for 15, 5.2 for 17 and 5.5 for 18 (test/pg-toolchain
+# installs it), none for 19: that leg skips, loudly.
 if ($node->safe_psql('postgres', q{SELECT count(*) FROM pg_available_extensions WHERE name = 'pg_partman'}) eq '0'
 	&& $node->safe_psql('postgres', 'SHOW server_version_num') >= 160000)
 {
-	diag('SKIPPED: pg_partman is not installed for this PostgreSQL major (Debian packages 4.7 for 15)');
-	plan skip_all => 'SKIPPED: pg_partman is not installed for this major';
+	diag('SKIPPED: pg_partman is not installed for this PostgreSQL major (Debian packages it for 15, 17 and 18)');
+	plan skip_all => 'SKIPPED: pg_partman is not installed for this major (Debian packages it for 15, 17 and 18)';
 }
 $node->safe_psql('postgres', q{
 CREATE EXTENSION snowflake;
@@ -26,8 +27,17 @@ CREATE SCHEMA partman;
 CREATE EXTENSION pg_partman SCHEMA partman;
 SET TimeZone = 'UTC';
 });
-is($node->safe_psql('postgres', q{SELECT extversion FROM pg_extension WHERE extname = 'pg_partman'}),
-    '4.7.2', 'pg_partman 4.7 is installed');
+my $partman_version = $node->safe_psql('postgres', q{SELECT extversion FROM pg_extension WHERE extname = 'pg_partman'});
+like($partman_version, qr/^(4\.7|5)\./, "pg_partman 4.7 or 5 is installed ($partman_version)");
+my $partman4 = $partman_version =~ /^4\./;
+# create_parent as each major release calls it: 4.7 takes the type 'native'
+# after the interval, 5 partitions natively only and has no such argument
+sub partman
+{
+	my ($sql) = @_;
+	$sql =~ s/'id', 'native', /'id', /g unless $partman4;
+	return $sql;
+}
 
 # Every partition of a table, one line each: "from_ts|to_ts|rows", oldest first.
 sub partitions_of
@@ -47,12 +57,12 @@ my $hour = $node->safe_psql('postgres',
 # create_parent: the interval is the ids of one hour; the first partition is
 # the one holding the id of six hours ago (pg_partman rounds it down to a
 # multiple of the interval: an hour boundary, as the default epoch is one).
-$node->safe_psql('postgres', qq{
+$node->safe_psql('postgres', partman(qq{
 CREATE TABLE events (id bigint NOT NULL DEFAULT snowflake_nextval(), body text NOT NULL, PRIMARY KEY (id))
     PARTITION BY RANGE (id);
 SELECT partman.create_parent('public.events', 'id', 'native', snowflake_id_span('1 hour')::text, p_premake => 4,
     p_start_partition => snowflake_from_timestamp('$hour'::timestamptz - interval '6 hours' + interval '17 minutes')::text);
-});
+}));
 is(partitions_of('events'), $node->safe_psql('postgres', qq{
     SET TimeZone = 'UTC';
     SELECT h, h + interval '1 hour', 0 FROM generate_series('$hour'::timestamptz - interval '6 hours',
@@ -82,14 +92,18 @@ is(partitions_of('events'), $node->safe_psql('postgres', qq{
 
 # run_maintenance premakes 4 partitions past the newest row's; then a row
 # made now by the DEFAULT lands in the partition of this hour, and the next
-# maintenance premakes past it.
+# maintenance premakes past it. pg_partman 5 reads the newest id as
+# trunc(max(id))::bigint, through double precision: the last id of an hour
+# (the newest row here) reads as the next hour's first, one partition further
+# (docs/adoption.md says so).
+my $newest_id = $partman4 ? 'max(id)' : 'trunc(max(id))::bigint';
 $node->safe_psql('postgres', q{SELECT partman.run_maintenance('public.events')});
 is($node->safe_psql('postgres', q{
     SELECT max(to_ts) FROM snowflake_partitions('events')}),
-   $node->safe_psql('postgres', q{
-    SELECT date_trunc('hour', snowflake_to_timestamp(max(id)) AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' + interval '5 hours'
+   $node->safe_psql('postgres', qq{
+    SELECT date_trunc('hour', snowflake_to_timestamp($newest_id) AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' + interval '5 hours'
       FROM events}),
-   'run_maintenance premade the partitions of the 4 hours after the newest row');
+   "run_maintenance premade the partitions of the 4 hours after the newest row ($newest_id)");
 $node->safe_psql('postgres', q{INSERT INTO events (body) SELECT 'now, ' || g FROM generate_series(1, 100) g});
 $node->safe_psql('postgres', q{SELECT partman.run_maintenance('public.events')});
 my $newest_hour = $node->safe_psql('postgres', q{
@@ -145,12 +159,12 @@ is($node->safe_psql('postgres', q{
    '0', 'no row more than 4 hours older than the newest is left');
 
 # Per day: the same with the ids of one UTC day.
-$node->safe_psql('postgres', q{
+$node->safe_psql('postgres', partman(q{
 CREATE TABLE daily (id bigint NOT NULL DEFAULT snowflake_nextval(), PRIMARY KEY (id)) PARTITION BY RANGE (id);
 SELECT partman.create_parent('public.daily', 'id', 'native', snowflake_id_span('1 day')::text, p_premake => 2,
     p_start_partition => snowflake_from_timestamp(now())::text);
 INSERT INTO daily DEFAULT VALUES;
-});
+}));
 is($node->safe_psql('postgres', q{
     SELECT count(*) FILTER (WHERE from_ts = date_trunc('day', from_ts AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'
                               AND to_ts = from_ts + interval '1 day'), count(*)
@@ -164,11 +178,11 @@ is($node->safe_psql('postgres', q{
 # After a quiet period longer than premake (here: a set that starts 10 hours
 # ago with one premade partition and no rows), the partition of the current
 # hour is made from its first id, and new rows go there, not to the default.
-$node->safe_psql('postgres', q{
+$node->safe_psql('postgres', partman(q{
 CREATE TABLE quiet (id bigint NOT NULL DEFAULT snowflake_nextval(), PRIMARY KEY (id)) PARTITION BY RANGE (id);
 SELECT partman.create_parent('public.quiet', 'id', 'native', snowflake_id_span('1 hour')::text, p_premake => 1,
     p_start_partition => snowflake_from_timestamp(now() - interval '10 hours')::text);
-});
+}));
 is($node->safe_psql('postgres', q{
     SELECT count(*) FROM snowflake_partitions('quiet') WHERE from_ts > now() - interval '8 hours'}),
    '0', 'a quiet set: no partition for the last hours');
@@ -192,8 +206,9 @@ is($node->safe_psql('postgres', q{
 # raised an error, the retention stayed NULL and nothing was ever dropped), in
 # a database of its own: then partitions of eight and six days ago, a row
 # now, maintenance: retention drops the first and keeps the second.
-my ($readme) = slurp_file(($ENV{TESTDIR} // '.') . '/docs/adoption.md') =~ /\*\*pg_partman 4\.7\*\*.*?```sql\n(.*?)```/s
-  or die 'no pg_partman recipe in docs/adoption.md';
+my $release = $partman4 ? '4\.7' : '5';
+my ($readme) = slurp_file(($ENV{TESTDIR} // '.') . '/docs/adoption.md') =~ /\*\*pg_partman $release\*\*.*?```sql\n(.*?)```/s
+  or die "no pg_partman $release recipe in docs/adoption.md";
 $node->safe_psql('postgres', 'CREATE DATABASE recipe');
 $node->safe_psql('recipe', 'CREATE EXTENSION snowflake');
 $node->safe_psql('recipe', $readme);

@@ -223,7 +223,9 @@ for my $db (sort keys %subscription)
 }
 sub errors_of
 {
-	return "SELECT coalesce(sum(apply_error_count + sync_error_count), 0) FROM pg_stat_subscription_stats WHERE subname = '$_[0]'";
+	# every *error_count column (19 splits sync_error_count into tables' and sequences')
+	return "SELECT coalesce(sum(e.value::bigint), 0) FROM pg_stat_subscription_stats s, jsonb_each_text(to_jsonb(s)) e"
+	  . " WHERE e.key LIKE '%error_count' AND s.subname = '$_[0]'";
 }
 # Every table of both subscriptions synchronized and the publisher's WAL
 # applied, or an apply or sync error: polled, bounded.

@@ -16,7 +16,9 @@ use File::Path qw(rmtree);
 use Time::HiRes qw(usleep);
 use SnowflakeTest;
 
-my $pgbackrest = '/usr/bin/pgbackrest';
+# the first in PATH: on legs newer than bookworm's knows, trixie's (test/pg-tools)
+my ($pgbackrest) = grep { -x } map { "$_/pgbackrest" } split /:/, $ENV{PATH};
+$pgbackrest //= '/usr/bin/pgbackrest';
 plan skip_all => 'pgbackrest is not installed' unless -x $pgbackrest;
 
 my $dir = PostgreSQL::Test::Utils::tempdir();
@@ -56,8 +58,9 @@ sub backrest
 	  or die "pgbackrest @args: $stdout$stderr";
 	return $stdout;
 }
-# Debian bookworm's pgBackRest (2.45) knows the majors released before it: a
-# newer server's leg skips, saying so, and any other failure fails the test
+# A pgBackRest knows the majors released before it (bookworm's 2.45 up to 16,
+# trixie's 2.60 up to 19): a newer server's leg skips, saying so, and any other
+# failure fails the test
 if (!eval { backrest('stanza-create'); 1 })
 {
 	my $why = $@;

@@ -5,7 +5,7 @@
 # node carry that node's worker id, none twice; a lookup by id is routed to one
 # shard; a time range on a distributed table partitioned by id ranges prunes
 # partitions on the worker. Runs where Citus is installed (test/run builds it
-# from ../shared/vendor); skips only where it is not.
+# from ../shared/vendor for 15 and 17); skips only where it is not.
 use strict;
 use warnings FATAL => 'all';
 
@@ -18,14 +18,16 @@ my $pkglibdir = `pg_config --pkglibdir`;
 chomp $pkglibdir;
 if (!-e "$pkglibdir/citus.so")
 {
-	# built from the vendored source for 15 (test/run): its absence there is a failure
-	if ($ENV{SNOWFLAKE_CITUS_VENDOR} && ($ENV{PG_MAJOR} // '15') eq '15')
+	# built from the vendored source for 15 and 17 (test/run): its absence there is a failure
+	if ($ENV{SNOWFLAKE_CITUS_VENDOR} && ($ENV{PG_MAJOR} // '15') =~ /^1[5-7]$/)
 	{
 		fail("Citus was to be built from $ENV{SNOWFLAKE_CITUS_VENDOR}, but $pkglibdir/citus.so is missing");
 		done_testing();
 		exit;
 	}
-	plan skip_all => "Citus is not built (no $pkglibdir/citus.so)";
+	plan skip_all => ($ENV{PG_MAJOR} // '15') > 17
+	  ? "Citus 13.2 (vendored: no reachable registry has Citus) supports PostgreSQL 15 to 17, not $ENV{PG_MAJOR}"
+	  : "Citus is not built (no $pkglibdir/citus.so)";
 }
 
 my $rows_per_node = 4000;

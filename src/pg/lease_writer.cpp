@@ -32,15 +32,16 @@ bool report_now(SharedState::Throttle& throttle, std::uint64_t& unreported) {
 }
 
 // Extends the lease to `target_ms` unless another process is writing or it
-// already reaches that far; wakes every waiter afterwards. A failed write is
+// already reaches that far (`rewrite`: writes it also when it does, to record
+// the worker id in effect); wakes every waiter afterwards. A failed write is
 // counted, so that the backends waiting for it give up with an error.
-void write_lease_once(SharedState& state, std::uint64_t target) {
+void write_lease_once(SharedState& state, std::uint64_t target, bool rewrite = false) {
     std::uint32_t idle = 0;
     if (!state.writer_busy.compare_exchange_strong(idle, 1)) return;
     PG_TRY();
     {
         GeneratorState& generator = state.generator;
-        if (generator.lease_ms.load() < target) {
+        if (generator.lease_ms.load() < target || (rewrite && generator.lease_ms.load() == target)) {
             const Lease lease = lease_of(state, target, generator.clock_high.load());
             // A disk that fails fails every call: its reason is logged once a second.
             std::uint64_t unreported = 0;
@@ -78,7 +79,7 @@ void write_lease_once(SharedState& state, std::uint64_t target) {
 void record_worker_id(SharedState& state) {
     GeneratorState& generator = state.generator;
     if (state.blocked != Blocked::No || worker_in_effect(generator) == kNoWorker || RecoveryInProgress()) return;
-    write_lease_once(state, generator.lease_ms.load() + 1);
+    write_lease_once(state, generator.lease_ms.load(), true);
     (void)write_fence_copy(lease_of(state, generator.lease_ms.load(), generator.clock_high.load()), LOG);
 }
 

@@ -386,34 +386,23 @@ BEGIN
         -- the worker id at or after its fencing epoch): the registry was
         -- rolled back (a snapshot resumed, a backup restored) without a new
         -- start. A new life begins, and the window is presented to it.
-        -- Another server granted this worker id, at or after the presented
-        -- fencing epoch, for times the presented window covers: the
-        -- registry forgot this grant and granted it again (a rollback).
-        SELECT * INTO g FROM snowflake_registry.grants r
-         WHERE r.worker_id = p_worker AND r.fencing_epoch >= p_epoch AND r.holder_name <> p_name
-           AND r.from_ms < p_until AND p_from < r.until_ms
-         ORDER BY r.fencing_epoch LIMIT 1;
-        IF FOUND THEN
-            UPDATE snowflake_registry.settings s
-               SET life = gen_random_uuid()::text, life_began_ms = now_ms,
-                   life_change = format('rolled back: worker id %s granted twice, fencing epoch %s', p_worker, p_epoch),
-                   grace_until_ms = now_ms + s.max_window_ms + s.max_skew_ms
-            RETURNING s.life, s.life_change, s.grace_until_ms INTO life, life_change, grace_until_ms;
-            outcome := 'conflict';
-            reason := format('worker id %s was granted to %s for ids from %s until %s (fencing epoch %s)', p_worker, g.holder_name,
-                             to_timestamp(g.from_ms / 1000.0), to_timestamp(g.until_ms / 1000.0), g.fencing_epoch);
-            RAISE WARNING 'snowflake registry: % presented worker id % (fencing epoch %) for ids from % until %, but %',
-                p_name, p_worker, p_epoch, to_timestamp(p_from / 1000.0), to_timestamp(p_until / 1000.0), reason;
-            RETURN;
-        END IF;
+        -- A grant of this life the registry does not know (none of the
+        -- worker id at or after its fencing epoch), or one it granted again
+        -- to another server for times the window covers: it was rolled back
+        -- (a snapshot resumed, a backup restored) without a new start. A new
+        -- life begins, and the window is presented to it (a grant overlapping
+        -- it is a conflict, below).
         IF NOT EXISTS (SELECT FROM snowflake_registry.workers r WHERE r.worker_id = p_worker)
-           OR EXISTS (SELECT FROM snowflake_registry.grants r WHERE r.worker_id = p_worker AND r.fencing_epoch >= p_epoch) THEN
+           OR (EXISTS (SELECT FROM snowflake_registry.grants r WHERE r.worker_id = p_worker AND r.fencing_epoch >= p_epoch)
+               AND NOT EXISTS (SELECT FROM snowflake_registry.grants r
+                                WHERE r.worker_id = p_worker AND r.fencing_epoch >= p_epoch AND r.holder_name <> p_name
+                                  AND r.from_ms < p_until AND p_from < r.until_ms)) THEN
             outcome := 'lost'; reason := 'another server holds the worker id, or it was released';
             RETURN;
         END IF;
         UPDATE snowflake_registry.settings s
            SET life = gen_random_uuid()::text, life_began_ms = now_ms,
-               life_change = format('rolled back: worker id %s presented with fencing epoch %s, which it does not know', p_worker, p_epoch),
+               life_change = format('rolled back: worker id %s presented with fencing epoch %s, which it does not know or granted again', p_worker, p_epoch),
                grace_until_ms = now_ms + s.max_window_ms + s.max_skew_ms
         RETURNING s.life, s.life_change, s.grace_until_ms INTO life, life_change, grace_until_ms;
         RAISE LOG 'snowflake registry: a new life begins (%): no new window is granted until %, holders present theirs',

@@ -14,8 +14,8 @@ namespace snowflake {
 // PostgreSQL edge turns each failure into one ERROR (src/pg/errors.cpp).
 enum class Status : std::uint8_t {
     Granted,          // ids [first, advance(first, count - 1)] are the caller's
-    WaitForClock,     // the lead is used up: try again once the clock reads wait_until_ms
-    NeedLease,        // extend the durable lease to cover lease_needed_ms, then retry
+    WaitForClock,     // the lead is used up: try again once the clock reads wait_until_units
+    NeedLease,        // extend the durable lease to cover lease_needed_units, then retry
     ClockBeforeEpoch, // the system clock reads earlier than snowflake.epoch
     TimeExhausted,    // the layout's time field is used up for this epoch
     NoWorker,         // no worker id is in effect
@@ -55,14 +55,14 @@ struct GeneratorState {
     std::atomic<std::uint64_t> last_id;        // highest id issued since start; 0: none yet
     std::atomic<std::uint64_t> grant;          // pack_grant: the worker id in effect and its window's end
     std::atomic<std::uint64_t> floor_id;       // ids issued before start (or by the primary) are <= it
-    std::atomic<std::uint64_t> floor_lead_ms;  // how far the floor put ids ahead of clock_high
+    std::atomic<std::uint64_t> floor_lead_units;  // how far the floor put ids ahead of clock_high
     std::atomic<std::uint64_t> clock_high;     // highest clock reading seen, also before a restart
-    std::atomic<std::uint64_t> lease_ms;       // durable: ids up to this time may be issued
-    std::atomic<std::uint64_t> lease_wanted_ms;  // the highest lease a caller has asked for
+    std::atomic<std::uint64_t> lease_units;       // durable: ids up to this time may be issued
+    std::atomic<std::uint64_t> lease_wanted_units;  // the highest lease a caller has asked for
     std::atomic<std::uint64_t> handover_last;  // kHandover | the id the first id under a new worker id replaced
     std::atomic<std::uint32_t> in_regression;  // odd while the clock reads below clock_high
     std::atomic<std::uint64_t> regressions;    // clock-regression events seen
-    std::atomic<std::uint64_t> borrowed_ms;    // ms taken ahead of the clock
+    std::atomic<std::uint64_t> borrowed_units;  // time units taken ahead of the clock
     std::atomic<std::uint64_t> waits;          // calls that waited for the clock
     std::atomic<std::uint64_t> lease_extensions;
     // last: 8 KB, apart from the fields every call reads
@@ -95,8 +95,8 @@ inline void fence(GeneratorState& state, std::uint32_t worker_id, bool fenced) n
 // the layout's time units since the epoch (ms in the default layout).
 struct Config {
     std::int64_t epoch_unix_ms;   // the epoch, as ms since 1970-01-01 UTC
-    std::uint64_t max_lead_ms;    // how far ids may run ahead of clock_high (units)
-    std::uint64_t lease_span_ms;  // how far the lease reaches past the ids or the clock (units)
+    std::uint64_t max_lead_units;    // how far ids may run ahead of clock_high (units)
+    std::uint64_t lease_span_units;  // how far the lease reaches past the ids or the clock (units)
     Layout layout = kDefaultLayout;
 };
 
@@ -115,9 +115,9 @@ struct Reservation {
     Status status = Status::Granted;
     std::uint64_t first = 0;  // Granted: the first id
     std::uint64_t count = 0;  // Granted: how many ids, 1..requested
-    std::uint64_t wait_until_ms = 0;    // WaitForClock: clock reading to wait for
-    std::uint64_t lease_needed_ms = 0;  // NeedLease: time the lease must cover
-    std::uint64_t regression_ms = 0;    // > 0: this call saw a new clock regression of that size
+    std::uint64_t wait_until_units = 0;    // WaitForClock: clock reading to wait for
+    std::uint64_t lease_needed_units = 0;  // NeedLease: time the lease must cover
+    std::uint64_t regression_units = 0;    // > 0: this call saw a new clock regression of that size
     bool lease_low = false;             // Granted: the lease should be extended soon
 };
 
@@ -129,41 +129,41 @@ inline void raise_to(std::atomic<std::uint64_t>& value, std::uint64_t to) noexce
 }
 }  // namespace detail
 
-// Raises the floor: afterwards every id is above every id of time <= floor_ms.
-// `clock_ms` is the highest clock reading the floor was taken at (a restart
+// Raises the floor: afterwards every id is above every id of time <= floor_units.
+// `clock_units` is the highest clock reading the floor was taken at (a restart
 // reads it from the lease file, a standby from its primary's lease record):
 // it counts as a reading seen, so a clock behind it is a regression. Ids that
-// the floor puts ahead of that reading may keep that lead (floor_lead_ms)
+// the floor puts ahead of that reading may keep that lead (floor_lead_units)
 // without waiting, until they come back within max_lead of the clock. Only
 // ever raises.
-inline void raise_floor(GeneratorState& state, const Layout& layout, std::uint64_t floor_ms,
-                        std::uint64_t clock_ms) noexcept {
-    floor_ms = std::min(floor_ms, layout.max_time);
-    detail::raise_to(state.floor_id, compose(floor_ms, layout.max_worker, layout.max_sequence, layout));
-    detail::raise_to(state.clock_high, std::min(clock_ms, layout.max_time));
+inline void raise_floor(GeneratorState& state, const Layout& layout, std::uint64_t floor_units,
+                        std::uint64_t clock_units) noexcept {
+    floor_units = std::min(floor_units, layout.max_time);
+    detail::raise_to(state.floor_id, compose(floor_units, layout.max_worker, layout.max_sequence, layout));
+    detail::raise_to(state.clock_high, std::min(clock_units, layout.max_time));
     const std::uint64_t high = state.clock_high.load();
-    if (floor_ms + 1 > high) detail::raise_to(state.floor_lead_ms, floor_ms + 1 - high);
+    if (floor_units + 1 > high) detail::raise_to(state.floor_lead_units, floor_units + 1 - high);
 }
 
 // Puts the state in its start-up shape: no id issued, the given worker id,
 // and, when a lease was persisted, its mark as the floor.
 inline void init_state(GeneratorState& state, const Layout& layout, std::uint32_t worker_id,
-                       bool has_lease, std::uint64_t lease_ms, std::uint64_t clock_ms) noexcept {
+                       bool has_lease, std::uint64_t lease_units, std::uint64_t clock_units) noexcept {
     state.last_id.store(0);
     state.grant.store(pack_grant(worker_id, kForever));
     for (auto& word : state.fenced) word.store(0);
     state.floor_id.store(0);
-    state.floor_lead_ms.store(0);
+    state.floor_lead_units.store(0);
     state.clock_high.store(0);
-    state.lease_ms.store(has_lease ? lease_ms : 0);
-    state.lease_wanted_ms.store(0);
+    state.lease_units.store(has_lease ? lease_units : 0);
+    state.lease_wanted_units.store(0);
     state.handover_last.store(0);
     state.in_regression.store(0);
     state.regressions.store(0);
-    state.borrowed_ms.store(0);
+    state.borrowed_units.store(0);
     state.waits.store(0);
     state.lease_extensions.store(0);
-    if (has_lease) raise_floor(state, layout, lease_ms, clock_ms);
+    if (has_lease) raise_floor(state, layout, lease_units, clock_units);
 }
 
 // The highest id issued, before or since start: new ids go above it.
@@ -181,54 +181,54 @@ inline std::uint64_t borrowed_to(const GeneratorState& state, const Layout& layo
     return floor != 0 && ms <= time_of(floor, layout) + 1 ? 0 : ms;
 }
 
-// Where the ids stand for the lease, at clock reading `now_ms`: the highest
+// Where the ids stand for the lease, at clock reading `now_units`: the highest
 // clock reading, or the time of the id needed or last issued if ids were
 // borrowed that far, but never past the lead window of that clock reading.
 inline std::uint64_t lease_base(const GeneratorState& state, const Config& config,
-                                std::uint64_t needed_ms, std::uint64_t now_ms) noexcept {
-    const std::uint64_t high = std::max(now_ms, state.clock_high.load(std::memory_order_relaxed));
+                                std::uint64_t needed_units, std::uint64_t now_units) noexcept {
+    const std::uint64_t high = std::max(now_units, state.clock_high.load(std::memory_order_relaxed));
     const std::uint64_t last = state.last_id.load(std::memory_order_relaxed);
     const std::uint64_t ahead =
-        borrowed_to(state, config.layout, std::max(needed_ms, last == 0 ? 0 : time_of(last, config.layout)));
-    return std::max(high, std::min(ahead, high + config.max_lead_ms));
+        borrowed_to(state, config.layout, std::max(needed_units, last == 0 ? 0 : time_of(last, config.layout)));
+    return std::max(high, std::min(ahead, high + config.max_lead_units));
 }
 
-// The lease to write for a caller that needs `needed_ms`, at clock reading
-// `now_ms`: a span past where the ids stand, and at least what is needed. Ids
+// The lease to write for a caller that needs `needed_units`, at clock reading
+// `now_units`: a span past where the ids stand, and at least what is needed. Ids
 // borrowed ahead of the clock move it within the lead window, and nothing else
 // does, not the floor a restart starts from: with no id borrowed, the first id
 // after any number of crashes in a row is at most lease_span (+1 ms) ahead of
 // the clock, whatever max_lead.
 inline std::uint64_t lease_target(const GeneratorState& state, const Config& config,
-                                  std::uint64_t needed_ms, std::uint64_t now_ms = 0) noexcept {
-    const std::uint64_t base = lease_base(state, config, needed_ms, now_ms);
-    return std::min(std::max(needed_ms, base + config.lease_span_ms), config.layout.max_time);
+                                  std::uint64_t needed_units, std::uint64_t now_units = 0) noexcept {
+    const std::uint64_t base = lease_base(state, config, needed_units, now_units);
+    return std::min(std::max(needed_units, base + config.lease_span_units), config.layout.max_time);
 }
 
-// True when the lease covers less than half a span past `base_ms` (see lease_base).
-inline bool lease_is_low(std::uint64_t base_ms, std::uint64_t lease_ms, const Config& config) noexcept {
-    return base_ms + config.lease_span_ms / 2 > lease_ms;
+// True when the lease covers less than half a span past `base_units` (see lease_base).
+inline bool lease_is_low(std::uint64_t base_units, std::uint64_t lease_units, const Config& config) noexcept {
+    return base_units + config.lease_span_units / 2 > lease_units;
 }
 
-// Asks for the lease to cover `needed_ms` (the lease writer reads it).
-inline void request_lease(GeneratorState& state, std::uint64_t needed_ms) noexcept {
-    detail::raise_to(state.lease_wanted_ms, needed_ms);
+// Asks for the lease to cover `needed_units` (the lease writer reads it).
+inline void request_lease(GeneratorState& state, std::uint64_t needed_units) noexcept {
+    detail::raise_to(state.lease_wanted_units, needed_units);
 }
 
-// The lease writer's decision at clock reading `now_ms` (ms since the epoch):
+// The lease writer's decision at clock reading `now_units` (units since the epoch):
 // where to extend the lease to, or 0 when it need not. It serves requests,
 // and keeps the lease ahead of the clock while the node is in use: until one
 // lease span after the time of the last id. An idle node, or one restarted
 // without issuing an id, writes nothing.
 inline std::uint64_t lease_writer_target(const GeneratorState& state, const Config& config,
-                                         std::uint64_t now_ms) noexcept {
-    const std::uint64_t lease = state.lease_ms.load();
-    const std::uint64_t wanted = state.lease_wanted_ms.load();
-    if (wanted > lease) return lease_target(state, config, wanted, now_ms);
+                                         std::uint64_t now_units) noexcept {
+    const std::uint64_t lease = state.lease_units.load();
+    const std::uint64_t wanted = state.lease_wanted_units.load();
+    if (wanted > lease) return lease_target(state, config, wanted, now_units);
     const std::uint64_t last = state.last_id.load(std::memory_order_relaxed);
-    if (last == 0 || now_ms > time_of(last, config.layout) + config.lease_span_ms) return 0;
-    if (!lease_is_low(lease_base(state, config, 0, now_ms), lease, config)) return 0;
-    return lease_target(state, config, 0, now_ms);
+    if (last == 0 || now_units > time_of(last, config.layout) + config.lease_span_units) return 0;
+    if (!lease_is_low(lease_base(state, config, 0, now_units), lease, config)) return 0;
+    return lease_target(state, config, 0, now_units);
 }
 
 // A change of the node's worker id. Every later attempt of reserve() uses the
@@ -295,7 +295,7 @@ Reservation reserve(GeneratorState& state, const Config& config, std::uint64_t w
         if (regression % 2 == 0 &&
             state.in_regression.compare_exchange_strong(expected, regression + 1)) {
             state.regressions.fetch_add(1, std::memory_order_relaxed);
-            r.regression_ms = seen - now;
+            r.regression_units = seen - now;
         }
     } else {
         // Caught up (reading clock_high again counts): a later step back is a new event.
@@ -311,12 +311,12 @@ Reservation reserve(GeneratorState& state, const Config& config, std::uint64_t w
     // clock reading for this alone: after a restart with the clock far behind,
     // a full lead of ids comes without waiting, as after a step back.
     const std::uint64_t clock = std::max(seen, now);
-    const std::uint64_t floor_lead = state.floor_lead_ms.load(std::memory_order_relaxed);
-    const std::uint64_t lead = std::max(config.max_lead_ms, floor_lead);
+    const std::uint64_t floor_lead = state.floor_lead_units.load(std::memory_order_relaxed);
+    const std::uint64_t lead = std::max(config.max_lead_units, floor_lead);
     const std::uint64_t floor_id = state.floor_id.load(std::memory_order_acquire);
-    const std::uint64_t past_floor_ms =
-        floor_id == 0 ? 0 : time_of(floor_id, layout) + 1 + config.max_lead_ms;
-    const std::uint64_t limit_ms = std::min(std::max(clock + lead, past_floor_ms), layout.max_time);
+    const std::uint64_t past_floor_units =
+        floor_id == 0 ? 0 : time_of(floor_id, layout) + 1 + config.max_lead_units;
+    const std::uint64_t limit_units = std::min(std::max(clock + lead, past_floor_units), layout.max_time);
 
     // The worker id is read after the last id, on every attempt: a hand-over
     // (hand_over) changes the worker id and then issues an id under the
@@ -333,46 +333,46 @@ Reservation reserve(GeneratorState& state, const Config& config, std::uint64_t w
             std::max(last, state.floor_id.load(std::memory_order_acquire));
         const std::uint64_t first =
             std::max(above == 0 ? 0 : successor(above, worker_id, layout), compose(now, worker_id, 0, layout));
-        const std::uint64_t first_ms = time_of(first, layout);
-        if (first_ms > layout.max_time) {  // past the last unit: the id would not fit
+        const std::uint64_t first_units = time_of(first, layout);
+        if (first_units > layout.max_time) {  // past the last unit: the id would not fit
             r.status = Status::TimeExhausted;
             return r;
         }
-        if (first_ms > limit_ms) {
+        if (first_units > limit_units) {
             r.status = Status::WaitForClock;
-            r.wait_until_ms = first_ms - lead;
+            r.wait_until_units = first_units - lead;
             return r;
         }
-        if (first_ms >= grant.until) {  // the one comparison a registry's window costs
+        if (first_units >= grant.until) {  // the one comparison a registry's window costs
             r.status = Status::WindowEnded;
             return r;
         }
-        const std::uint64_t lease = state.lease_ms.load(std::memory_order_acquire);
-        if (first_ms > lease) {
+        const std::uint64_t lease = state.lease_units.load(std::memory_order_acquire);
+        if (first_units > lease) {
             r.status = Status::NeedLease;
-            r.lease_needed_ms = first_ms;
+            r.lease_needed_units = first_units;
             return r;
         }
         const std::uint64_t count = std::min(
-            wanted, ids_until_end_of(first, std::min({limit_ms, lease, grant.until - 1}), layout));
+            wanted, ids_until_end_of(first, std::min({limit_units, lease, grant.until - 1}), layout));
         const std::uint64_t last_new = advance(first, count - 1, layout);
         if (state.last_id.compare_exchange_weak(last, last_new, std::memory_order_acq_rel,
                                                 std::memory_order_acquire)) {
-            const std::uint64_t new_ms = time_of(last_new, layout);
+            const std::uint64_t new_units = time_of(last_new, layout);
             const std::uint64_t before = std::max(now, time_of(above, layout));
-            if (new_ms > before)
-                state.borrowed_ms.fetch_add(new_ms - before, std::memory_order_relaxed);
+            if (new_units > before)
+                state.borrowed_units.fetch_add(new_units - before, std::memory_order_relaxed);
             // The first id under a new worker id records what it replaced: the
             // last id ever issued under the old one (see hand_over).
             if (last == 0 || decompose(last, layout).worker_id != worker_id)
                 state.handover_last.store(kHandover | last, std::memory_order_release);
             // Back within max_lead of the clock: the floor's allowance has done its job.
-            if (floor_lead != 0 && new_ms <= clock + config.max_lead_ms)
-                state.floor_lead_ms.store(0, std::memory_order_relaxed);
+            if (floor_lead != 0 && new_units <= clock + config.max_lead_units)
+                state.floor_lead_units.store(0, std::memory_order_relaxed);
             r.first = first;
             r.count = count;
             r.lease_low = lease_is_low(
-                std::max(clock, std::min(borrowed_to(state, layout, new_ms), clock + config.max_lead_ms)), lease,
+                std::max(clock, std::min(borrowed_to(state, layout, new_units), clock + config.max_lead_units)), lease,
                 config);
             return r;
         }

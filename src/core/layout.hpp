@@ -15,7 +15,7 @@ namespace snowflake {
 // shifts and maxima are computed once (make_layout), so the hot path reads
 // them as plain numbers.
 // Generation takes the bounds below (parse_node_layout); decoding other
-// systems' ids (layouts.hpp) takes any layout of at most 64 bits.
+// systems' ids (layout_names.hpp) takes any layout of at most 64 bits.
 struct Layout {
     std::int64_t unit_ms;        // one step of the time field, 1..1000 ms
     int time_bits;               // 20 or more, spanning at most 2^52 ms

@@ -1,6 +1,6 @@
 #include "text.hpp"
 
-#include "layouts.hpp"
+#include "layout_names.hpp"
 
 #include <algorithm>
 #include <array>
@@ -316,6 +316,63 @@ bool lease_of_record(const void* data, std::size_t length, Lease& lease) noexcep
     parsed.fenced_count = record.fenced_count;
     for (std::uint32_t i = 0; i < record.fenced_count; ++i) parsed.fenced[i] = record.fenced[i];
     lease = parsed;
+    return true;
+}
+
+bool PendingRelease::operator==(const PendingRelease& other) const noexcept {
+    return worker_id == other.worker_id && fencing_epoch == other.fencing_epoch &&
+           std::strcmp(holder, other.holder) == 0 && used_until_ms == other.used_until_ms;
+}
+
+namespace {
+bool is_holder(const char* holder) noexcept {
+    std::size_t i = 0;
+    for (; i < sizeof PendingRelease::holder && holder[i] != '\0'; ++i)
+        if (!is_digit(holder[i]) && !(holder[i] >= 'a' && holder[i] <= 'f')) return false;
+    return i == sizeof PendingRelease::holder - 1;
+}
+}  // namespace
+
+std::size_t format_release(const PendingRelease& release, char* buf) noexcept {
+    if (release.worker_id > kMaxAnyWorker || release.fencing_epoch < 0 || release.used_until_ms < 0 ||
+        !is_holder(release.holder))
+        return 0;
+    std::size_t n = 0;
+    appendf(buf, n, "snowflake registry release 1\nworker_id %u\nfencing_epoch %lld\nholder %s\nused_until_ms %lld\n",
+            release.worker_id, static_cast<long long>(release.fencing_epoch), release.holder,
+            static_cast<long long>(release.used_until_ms));
+    appendf(buf, n, "crc32c %08x\n", crc32c(buf, n));
+    return n;
+}
+
+bool parse_release(const char* text, std::size_t length, PendingRelease& release) noexcept {
+    char copy[kReleaseTextMax];
+    if (length == 0 || length >= sizeof copy || check_checksum_line(text, length) != ChecksumLine::Matches)
+        return false;
+    std::memcpy(copy, text, length);
+    copy[length] = '\0';
+    PendingRelease parsed;
+    std::uint64_t worker_id, fencing_epoch, used_until;
+    const char* p = copy;
+    static constexpr char kHeader[] = "snowflake registry release 1\n";
+    if (std::strncmp(p, kHeader, sizeof kHeader - 1) != 0) return false;
+    p += sizeof kHeader - 1;
+    if (!lease_field(p, "worker_id", kMaxAnyWorker, worker_id) ||
+        !lease_field(p, "fencing_epoch", INT64_MAX, fencing_epoch) || std::strncmp(p, "holder ", 7) != 0)
+        return false;
+    p += 7;
+    const char* end = std::strchr(p, '\n');
+    if (end == nullptr || end - p != static_cast<std::ptrdiff_t>(sizeof parsed.holder - 1)) return false;
+    std::memcpy(parsed.holder, p, sizeof parsed.holder - 1);
+    p = end + 1;
+    if (!lease_field(p, "used_until_ms", INT64_MAX, used_until)) return false;
+    parsed.worker_id = static_cast<std::uint32_t>(worker_id);
+    parsed.fencing_epoch = static_cast<std::int64_t>(fencing_epoch);
+    parsed.used_until_ms = static_cast<std::int64_t>(used_until);
+    // Exactly what format_release writes: no leading zeros, nothing else.
+    char written[kReleaseTextMax];
+    if (format_release(parsed, written) != length || std::memcmp(written, text, length) != 0) return false;
+    release = parsed;
     return true;
 }
 

@@ -99,4 +99,25 @@ enum class LeaseText : std::uint8_t { Ok, Malformed, BadChecksum };
 // epoch, whatever the layout's unit.
 LeaseText parse_lease(const char* text, std::size_t length, Lease& lease) noexcept;
 
+// A release of a registry grant left at a clean shutdown
+// (pg_snowflake/registry_release), made at the next start: the worker id, its
+// fencing epoch, the holder (its incarnation: 32 lower-case hex digits) and
+// the time every id it issued is below (ms since 1970).
+struct PendingRelease {
+    std::uint32_t worker_id = 0;
+    std::int64_t fencing_epoch = 0;
+    char holder[33] = {};
+    std::int64_t used_until_ms = 0;
+    bool operator==(const PendingRelease& other) const noexcept;
+};
+// Room for the text of any release (at most 176 characters and a NUL).
+inline constexpr std::size_t kReleaseTextMax = kLeaseTextMax;
+// "snowflake registry release 1", a line each "worker_id", "fencing_epoch",
+// "holder", "used_until_ms", then the checksum line; its length (0 when a field
+// is out of range: a worker id past kMaxAnyWorker, a negative number, a holder
+// that is not 32 hex digits).
+std::size_t format_release(const PendingRelease& release, char* buf) noexcept;
+// Strict: exactly what format_release writes, its checksum matching.
+bool parse_release(const char* text, std::size_t length, PendingRelease& release) noexcept;
+
 }  // namespace snowflake

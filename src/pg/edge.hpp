@@ -5,7 +5,7 @@
 
 #include "../core/clock.hpp"
 #include "../core/generator.hpp"
-#include "../core/layouts.hpp"
+#include "../core/layout_names.hpp"
 #include "../core/text.hpp"
 #include "compat.hpp"
 

@@ -124,11 +124,11 @@ void fence_replayed(SharedState& state, const Lease& replayed) {
     refuse(replayed.worker_id);
     for (std::uint32_t i = 0; i < std::min<std::uint32_t>(replayed.fenced_count, kMaxFenced); ++i)
         refuse(replayed.fenced[i]);
-    const std::uint64_t lease_units = std::max(units_of(state, replayed.lease_ms), generator.lease_ms.load());
-    if (!grew && lease_units == generator.lease_ms.load()) return;
+    const std::uint64_t lease_units = std::max(units_of(state, replayed.lease_ms), generator.lease_units.load());
+    if (!grew && lease_units == generator.lease_units.load()) return;
     if (grew) log_fence(state, true);
     if (keep_fence(state, lease_units, units_of(state, replayed.clock_ms), replayed.worker_id, grew))
-        generator.lease_ms.store(lease_units);
+        generator.lease_units.store(lease_units);
 }
 
 // Lifts the fence on the worker id in effect: the operator says the server it
@@ -138,7 +138,7 @@ std::uint32_t adopt_worker_id(SharedState& state) {
     const std::uint32_t adopted = worker_in_effect(generator);
     if (adopted == kNoWorker || !is_fenced(generator, adopted)) return kNoWorker;
     fence(generator, adopted, false);
-    const Lease adopting = lease_of(state, generator.lease_ms.load(), generator.clock_high.load());
+    const Lease adopting = lease_of(state, generator.lease_units.load(), generator.clock_high.load());
     if (!write_lease(adopting, WARNING) || !write_fence_copy(adopting, WARNING)) {
         fence(generator, adopted, true);
         ereport(ERROR, (errcode(ERRCODE_IO_ERROR), errmsg("could not write the snowflake lease file")));
@@ -175,16 +175,17 @@ std::int64_t repair_lease(SharedState& state, std::int64_t above_unix_ms) {
     ControlFileData* control = get_controlfile(DataDir, &crc_ok);
     const std::int64_t checkpoint_ms = crc_ok ? static_cast<std::int64_t>(control->checkPointCopy.time) * 1000 : 0;
     pfree(control);
-    std::uint64_t mark = std::max({clock, units_from(state, checkpoint_ms), generator.lease_ms.load()}) + ahead;
+    std::uint64_t mark = std::max({clock, units_from(state, checkpoint_ms), generator.lease_units.load()}) + ahead;
     if (above_unix_ms > state.epoch_unix_ms) mark = std::max(mark, units_from(state, above_unix_ms));
     // the old file kept for a post-mortem, then the new lease and its fence's copy
-    struct stat st;
-    if (stat(kLeasePath, &st) == 0) (void)durable_rename(kLeasePath, kDamagedLeasePath, ERROR);
+    if (!rename_durably(kLeasePath, kDamagedLeasePath) && errno != ENOENT)
+        ereport(ERROR, (errcode_for_file_access(),
+                        errmsg("could not rename file \"%s\" to \"%s\": %m", kLeasePath, kDamagedLeasePath)));
     const Lease repaired = lease_of(state, mark, clock);
     if ((repaired.fenced_count > 0 && !write_fence_copy(repaired, WARNING)) || !write_lease(repaired, WARNING))
         ereport(ERROR, (errcode(ERRCODE_IO_ERROR), errmsg("could not write the snowflake lease file")));
     raise_floor(generator, state.layout, mark, clock);
-    generator.lease_ms.store(mark);
+    generator.lease_units.store(mark);
     state.lease_epoch_unix_ms = state.epoch_unix_ms;
     state.lease_layout = state.layout;
     state.blocked.store(Blocked::No);

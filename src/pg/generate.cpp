@@ -130,10 +130,10 @@ Reservation reserve_ids(std::uint64_t wanted) {
     bool waited = false;
     for (;;) {
         const Reservation r = reserve(state.generator, config, wanted, unix_now_ms);
-        if (r.regression_ms > 0)
+        if (r.regression_units > 0)
             ereport(LOG, (errmsg("snowflake: the system clock moved back %llu ms; ids keep "
                                  "their last time until it catches up",
-                                 static_cast<unsigned long long>(r.regression_ms))));
+                                 static_cast<unsigned long long>(ms_of(state, r.regression_units)))));
         switch (r.status) {
             case Status::Granted:
                 if (r.lease_low) {
@@ -144,10 +144,10 @@ Reservation reserve_ids(std::uint64_t wanted) {
             case Status::WaitForClock:
                 if (!waited) state.generator.waits.fetch_add(1, std::memory_order_relaxed);
                 waited = true;
-                sleep_until(config.epoch_unix_ms + static_cast<std::int64_t>(r.wait_until_ms));
+                sleep_until(config.epoch_unix_ms + static_cast<std::int64_t>(r.wait_until_units));
                 break;
             case Status::NeedLease:
-                extend_lease(state, r.lease_needed_ms);
+                extend_lease(state, r.lease_needed_units);
                 break;
             default:
                 refuse_call(r.status);
@@ -233,28 +233,33 @@ SNOWFLAKE_FUNCTION(snowflake_status) {
     descriptor = BlessTupleDesc(descriptor);
     // Columns are only ever appended (docs/development.md): an older SQL
     // definition gets its prefix; a newer one than this library is refused.
-    constexpr int kColumns = 16;
+    enum Column {
+        WorkerId, Epoch, LastId, RestartFloor, LeadMs, LeaseUntil, ClockRegressions, BorrowedMs, Waits,
+        LeaseExtensions, Generating, WriterStalledMs, LayoutText, WindowUntil, RegistryReached, RegistryError,
+        kColumns
+    };
     if (descriptor->natts > kColumns)
         ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
                         errmsg("snowflake_status() is defined with %d columns, this library knows %d",
-                               descriptor->natts, kColumns),
+                               descriptor->natts, static_cast<int>(kColumns)),
                         errhint("Install the snowflake library of the extension's version, or run "
                                 "ALTER EXTENSION snowflake UPDATE after installing the new one.")));
     Datum values[kColumns];
     bool nulls[kColumns];
     for (int i = 0; i < kColumns; ++i) nulls[i] = true;
+    const auto set = [&](Column column, Datum value) {
+        values[column] = value;
+        nulls[column] = false;
+    };
     const SharedState* state = shared_state();
-    values[1] = TimestampTzGetDatum(timestamptz_of_unix_ms(epoch_unix_ms()));
-    nulls[1] = false;
-    values[10] = BoolGetDatum(false);
-    nulls[10] = false;
+    set(Epoch, TimestampTzGetDatum(timestamptz_of_unix_ms(epoch_unix_ms())));
+    set(Generating, BoolGetDatum(false));
     char layout[kLayoutTextMax];
     format_node_layout(state != nullptr ? state->layout : node_layout(), layout);
-    values[12] = CStringGetTextDatum(layout);
-    nulls[12] = false;
+    set(LayoutText, CStringGetTextDatum(layout));
     if (state == nullptr) {  // not preloaded: the setting is all there is
-        values[0] = Int32GetDatum(worker_id_setting);
-        nulls[0] = worker_id_setting < 0;
+        if (const std::uint32_t configured = configured_worker_id(); configured != kNoWorker)
+            set(WorkerId, Int32GetDatum(static_cast<std::int32_t>(configured)));
         PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(descriptor, values, nulls)));
     }
     const GeneratorState& g = state->generator;
@@ -263,55 +268,37 @@ SNOWFLAKE_FUNCTION(snowflake_status) {
     const auto time_of_units = [state, &ms](std::uint64_t units) {
         return TimestampTzGetDatum(timestamptz_of_unix_ms(state->epoch_unix_ms + ms(units)));
     };
+    // a fenced worker id (a copy's source's) is refused, not in effect: NULL
     const std::uint32_t worker_id = worker_in_effect(g);
-    values[0] = Int32GetDatum(static_cast<std::int32_t>(worker_id));
-    nulls[0] = worker_id == kNoWorker;
-    const std::uint64_t last = g.last_id.load();
-    values[2] = Int64GetDatum(static_cast<std::int64_t>(last));
-    nulls[2] = last == 0;
-    const std::uint64_t floor = g.floor_id.load();
-    values[3] = time_of_units(time_of(floor, l));
-    nulls[3] = floor == 0;
-    const std::int64_t lead =
-        ms(time_of(last, l)) + state->epoch_unix_ms - unix_now_ms();
-    values[4] = Int64GetDatum(std::max<std::int64_t>(lead, 0));
-    nulls[4] = last == 0;
-    const std::uint64_t lease = g.lease_ms.load();
-    values[5] = time_of_units(lease);
-    nulls[5] = lease == 0;
-    const std::uint64_t counters[] = {g.regressions.load(), ms_of(*state, g.borrowed_ms.load()),
-                                      g.waits.load(), g.lease_extensions.load()};
-    for (int i = 0; i < 4; ++i) {
-        values[6 + i] = Int64GetDatum(static_cast<std::int64_t>(counters[i]));
-        nulls[6 + i] = false;
+    if (worker_id != kNoWorker && !is_fenced(g, worker_id))
+        set(WorkerId, Int32GetDatum(static_cast<std::int32_t>(worker_id)));
+    if (const std::uint64_t last = g.last_id.load(); last != 0) {
+        set(LastId, Int64GetDatum(static_cast<std::int64_t>(last)));
+        const std::int64_t lead = ms(time_of(last, l)) + state->epoch_unix_ms - unix_now_ms();
+        set(LeadMs, Int64GetDatum(std::max<std::int64_t>(lead, 0)));
     }
-    if (const std::int64_t stalled = writer_stalled_ms(*state); stalled > 0) {
-        values[11] = Int64GetDatum(stalled);
-        nulls[11] = false;
-    }
+    if (const std::uint64_t floor = g.floor_id.load(); floor != 0) set(RestartFloor, time_of_units(time_of(floor, l)));
+    if (const std::uint64_t lease = g.lease_units.load(); lease != 0) set(LeaseUntil, time_of_units(lease));
+    set(ClockRegressions, Int64GetDatum(static_cast<std::int64_t>(g.regressions.load())));
+    set(BorrowedMs, Int64GetDatum(ms(g.borrowed_units.load())));
+    set(Waits, Int64GetDatum(static_cast<std::int64_t>(g.waits.load())));
+    set(LeaseExtensions, Int64GetDatum(static_cast<std::int64_t>(g.lease_extensions.load())));
+    if (const std::int64_t stalled = writer_stalled_ms(*state); stalled > 0) set(WriterStalledMs, Int64GetDatum(stalled));
     const Grant grant = grant_of(g);
     std::uint64_t now = 0;
     const bool in_window = grant.until == kForever ||
                            (units_since_epoch(generator_config(), unix_now_ms(), now) && now < grant.until);
-    values[10] = BoolGetDatum(state->blocked == Blocked::No && !RecoveryInProgress() &&
-                              worker_id != kNoWorker && !is_fenced(g, worker_id) &&
-                              in_window);
+    set(Generating, BoolGetDatum(state->blocked == Blocked::No && !RecoveryInProgress() && worker_id != kNoWorker &&
+                                 !is_fenced(g, worker_id) && in_window));
     if (registry_mode()) {  // the registry's window and when it answered last
         const SharedState::Registry& registry = state->registry;
-        if (const std::int64_t until = registry.until_ms.load(); until != 0 && worker_id != kNoWorker) {
-            values[13] = TimestampTzGetDatum(timestamptz_of_unix_ms(until));
-            nulls[13] = false;
-        }
-        if (const std::int64_t reached = registry.reached_ms.load(); reached != 0) {
-            values[14] = TimestampTzGetDatum(timestamptz_of_unix_ms(reached));
-            nulls[14] = false;
-        }
+        if (const std::int64_t until = registry.until_ms.load(); until != 0 && worker_id != kNoWorker)
+            set(WindowUntil, TimestampTzGetDatum(timestamptz_of_unix_ms(until)));
+        if (const std::int64_t reached = registry.reached_ms.load(); reached != 0)
+            set(RegistryReached, TimestampTzGetDatum(timestamptz_of_unix_ms(reached)));
         char error[sizeof registry.error];
         registry_error(registry, error);
-        if (error[0] != '\0') {
-            values[15] = CStringGetTextDatum(error);
-            nulls[15] = false;
-        }
+        if (error[0] != '\0') set(RegistryError, CStringGetTextDatum(error));
     }
     PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(descriptor, values, nulls)));
 }

@@ -1,7 +1,7 @@
 // Ids beyond this extension's own: short text forms (base32, base62) and
 // other systems' layouts. Thin wrappers over src/core/codec and layouts.
 #include "../core/codec.hpp"
-#include "../core/layouts.hpp"
+#include "../core/layout_names.hpp"
 #include "edge.hpp"
 
 extern "C" {

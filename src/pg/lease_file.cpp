@@ -3,7 +3,6 @@
 
 extern "C" {
 #include "miscadmin.h"
-#include "common/file_perm.h"
 #include "parser/analyze.h"
 #include "utils/builtins.h"
 #include "storage/fd.h"
@@ -18,17 +17,13 @@ extern "C" {
 namespace snowflake::pg {
 namespace {
 
-constexpr char kLeaseDirectory[] = "pg_snowflake";
-
 enum class LeaseFile { Missing, Ok, Unreadable, Corrupt };
 
 // Reads a lease file.
 LeaseFile read_lease(const char* path, Lease& lease) {
-    const int fd = open(path, O_RDONLY | PG_BINARY, 0);
-    if (fd < 0) return errno == ENOENT ? LeaseFile::Missing : LeaseFile::Unreadable;
     char text[kLeaseTextMax];
-    const ssize_t length = read(fd, text, sizeof text);
-    close(fd);
+    const ssize_t length = read_whole(path, text, sizeof text);
+    if (length < 0 && errno == ENOENT) return LeaseFile::Missing;
     if (length <= 0) return LeaseFile::Unreadable;
     // The text, without the NULs that pad it to a block (see write_lease).
     switch (parse_lease(text, strnlen(text, static_cast<std::size_t>(length)), lease)) {
@@ -107,11 +102,9 @@ bool overwrite_lease(const char* path, const char (&block)[kLeaseBlock]) {
 
 // Removes the upgrade mark durably; false, reported at LOG, when that fails.
 bool forget_upgrade() {
-    if (unlink(kUpgradedPath) != 0 && errno != ENOENT) {
-        ereport(LOG, (errcode_for_file_access(), errmsg("could not remove file \"%s\": %m", kUpgradedPath)));
-        return false;
-    }
-    return fsync_fname_ext(kLeaseDirectory, true, false, LOG) == 0;
+    if (remove_durably(kUpgradedPath)) return true;
+    ereport(LOG, (errcode_for_file_access(), errmsg("could not remove file \"%s\": %m", kUpgradedPath)));
+    return false;
 }
 
 // At start-up in a data directory pg_upgrade made: the lease copied in from
@@ -139,22 +132,9 @@ void carry_upgraded_lease(SharedState& state, const Lease& lease, bool exists) {
                          "carried over; ids continue above those issued before the upgrade")));
 }
 
-// Writes a mark file durably with plain system calls (also in _PG_init, before
-// the postmaster's file access is set up); FATAL when that fails.
+// Writes a mark file durably (also in _PG_init); FATAL when that fails.
 void write_mark(const char* path, const char* text, const char* why) {
-    const bool made = mkdir(kLeaseDirectory, pg_dir_create_mode) == 0;
-    if (!made && errno != EEXIST)
-        ereport(FATAL, (errcode_for_file_access(), errmsg("could not create directory \"%s\": %m", kLeaseDirectory)));
-    const ssize_t length = static_cast<ssize_t>(strlen(text));
-    const int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | PG_BINARY, pg_file_create_mode);
-    bool done = fd >= 0 && write(fd, text, length) == length && fsync(fd) == 0;
-    if (fd >= 0 && close(fd) != 0) done = false;
-    for (const char* directory : {kLeaseDirectory, "."}) {
-        const int dir = done ? open(directory, O_RDONLY | PG_BINARY, 0) : -1;
-        done = dir >= 0 && fsync(dir) == 0;
-        if (dir >= 0) close(dir);
-    }
-    if (!done)
+    if (!write_durably(path, text, strlen(text)))
         ereport(FATAL, (errcode_for_file_access(), errmsg("could not write file \"%s\": %m", path),
                         errdetail("%s", why)));
 }
@@ -170,6 +150,12 @@ bool marked_away = false;  // by this backend
 void mark_old_when_dumped(ParseState* parse, Query* query, JumbleStateArg jumble) {
     if (previous_post_parse_analyze_hook) previous_post_parse_analyze_hook(parse, query, jumble);
     if (!quote_all_identifiers || marked_away) return;
+    struct stat st;
+    // another of pg_upgrade's parallel pg_dump sessions marked it already
+    if (stat(kUpgradedAwayPath, &st) == 0) {
+        marked_away = true;
+        return;
+    }
     write_mark(kUpgradedAwayPath,
                "This data directory was upgraded by pg_upgrade: its ids continue in the new data\n"
                "directory, and snowflake issues none here. If the upgrade was abandoned and the new\n"
@@ -186,40 +172,12 @@ void stamp(const Lease& lease, char (&block)[kLeaseBlock]) {
     (void)format_lease(stamped, block);
 }
 
-// Writes a block as a new file: temp file, fsync, rename, fsync of the
-// directory (and of the data directory when pg_snowflake is new). A failure
-// leaves the old file in place and is reported at `elevel`.
+// Writes a block as a new file (write_durably); a failure leaves the old file
+// in place and is reported at `elevel`.
 bool replace_file(const char* path, const char (&block)[kLeaseBlock], int elevel) {
-    char temp_path[MAXPGPATH];
-    snprintf(temp_path, sizeof temp_path, "%s.tmp", path);
-    if (MakePGDirectory(kLeaseDirectory) == 0) {
-        if (fsync_fname_ext(".", true, false, elevel) != 0) return false;
-    } else if (errno != EEXIST) {
-        ereport(elevel, (errcode_for_file_access(),
-                         errmsg("could not create directory \"%s\": %m", kLeaseDirectory)));
-        return false;
-    }
-    const int fd = OpenTransientFile(temp_path, O_WRONLY | O_CREAT | O_TRUNC | PG_BINARY);
-    if (fd < 0) {
-        ereport(elevel, (errcode_for_file_access(),
-                         errmsg("could not open file \"%s\": %m", temp_path)));
-        return false;
-    }
-    errno = 0;
-    if (write(fd, block, kLeaseBlock) != static_cast<ssize_t>(kLeaseBlock)) {
-        if (errno == 0) errno = ENOSPC;
-        CloseTransientFile(fd);
-        ereport(elevel, (errcode_for_file_access(),
-                         errmsg("could not write file \"%s\": %m", temp_path)));
-        return false;
-    }
-    if (CloseTransientFile(fd) != 0) {
-        ereport(elevel, (errcode_for_file_access(),
-                         errmsg("could not close file \"%s\": %m", temp_path)));
-        return false;
-    }
-    // durable_rename fsyncs the file, renames it and fsyncs the directory.
-    return durable_rename(temp_path, path, elevel) == 0;
+    if (write_durably(path, block, kLeaseBlock)) return true;
+    ereport(elevel, (errcode_for_file_access(), errmsg("could not write file \"%s\": %m", path)));
+    return false;
 }
 
 }  // namespace

@@ -2,27 +2,16 @@
 // passes (the text of src/core/text.hpp in one 512-byte block), read at
 // start-up and written durably before ids under it are issued.
 #pragma once
+#include "datadir.hpp"
 #include "edge.hpp"
 
 namespace snowflake::pg {
 
-inline constexpr char kLeasePath[] = "pg_snowflake/lease";
-// A second copy of the lease, written whenever the fence changes: the fence
-// outlives a lease file that is removed or damaged.
-inline constexpr char kFencePath[] = "pg_snowflake/fence";
-// A lease file that snowflake_repair_lease() replaced, kept for a post-mortem.
-inline constexpr char kDamagedLeasePath[] = "pg_snowflake/lease.replaced";
-// In a data directory pg_upgrade made: until the old directory's lease is
-// carried into it, no id is issued.
-inline constexpr char kUpgradedPath[] = "pg_snowflake/upgraded";
 inline constexpr char kCarryLeaseHint[] =
     "Stop the server, copy the file \"pg_snowflake/lease\" of the old data directory into "
     "this data directory's \"pg_snowflake\" directory, and start the server again. If the old "
     "data directory has no such file, it never issued an id: remove \"pg_snowflake/upgraded\" "
     "instead.";
-// In a data directory pg_upgrade upgraded (its old one): no id is issued, the
-// new one continues the ids.
-inline constexpr char kUpgradedAwayPath[] = "pg_snowflake/upgraded_away";
 inline constexpr char kUpgradedAwayHint[] =
     "Issue ids in the upgraded cluster. If the upgrade was abandoned and the upgraded cluster "
     "never issued an id, remove the file \"pg_snowflake/upgraded_away\" in this data directory "

@@ -47,7 +47,7 @@ void lease_redo(XLogReaderState* record) {
     if ((state->blocked == Blocked::LeaseCorrupt || state->blocked == Blocked::LeaseUnreadable) &&
         lease.epoch_unix_ms == state->epoch_unix_ms && lease.layout == state->layout) {
         const std::uint64_t units = units_of(*state, lease.lease_ms);
-        if (units > state->generator.lease_ms.load()) state->generator.lease_ms.store(units);
+        if (units > state->generator.lease_units.load()) state->generator.lease_units.store(units);
         return;
     }
     if (state->blocked != Blocked::No) return;
@@ -69,11 +69,11 @@ void lease_redo(XLogReaderState* record) {
         grew = grew || !is_fenced(generator, lease.fenced[i]);
         fence(generator, lease.fenced[i], true);
     }
-    const std::uint64_t mark = std::max(lease_units, generator.lease_ms.load());
-    if (mark == generator.lease_ms.load() && !grew) return;
+    const std::uint64_t mark = std::max(lease_units, generator.lease_units.load());
+    if (mark == generator.lease_units.load() && !grew) return;
     Lease kept = lease_of(*state, mark, units_of(*state, lease.clock_ms));
     kept.worker_id = lease.worker_id;
-    if ((!grew || write_fence_copy(kept, LOG)) && write_lease(kept, LOG)) generator.lease_ms.store(mark);
+    if ((!grew || write_fence_copy(kept, LOG)) && write_lease(kept, LOG)) generator.lease_units.store(mark);
 }
 
 void lease_desc(StringInfo buffer, XLogReaderState* record) {

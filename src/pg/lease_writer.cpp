@@ -41,7 +41,7 @@ void write_lease_once(SharedState& state, std::uint64_t target, bool rewrite = f
     PG_TRY();
     {
         GeneratorState& generator = state.generator;
-        if (generator.lease_ms.load() < target || (rewrite && generator.lease_ms.load() == target)) {
+        if (generator.lease_units.load() < target || (rewrite && generator.lease_units.load() == target)) {
             const Lease lease = lease_of(state, target, generator.clock_high.load());
             // A disk that fails fails every call: its reason is logged once a second.
             std::uint64_t unreported = 0;
@@ -51,7 +51,7 @@ void write_lease_once(SharedState& state, std::uint64_t target, bool rewrite = f
                 state.lease_elsewhere.store(false);  // this directory's lease now
                 log_lease(lease);
                 // Published only once durable: no id beyond the file's mark is issued.
-                generator.lease_ms.store(target, std::memory_order_release);
+                generator.lease_units.store(target, std::memory_order_release);
                 generator.lease_extensions.fetch_add(1, std::memory_order_relaxed);
             } else {
                 state.lease_failures.fetch_add(1);
@@ -79,8 +79,8 @@ void write_lease_once(SharedState& state, std::uint64_t target, bool rewrite = f
 void record_worker_id(SharedState& state) {
     GeneratorState& generator = state.generator;
     if (state.blocked != Blocked::No || worker_in_effect(generator) == kNoWorker || RecoveryInProgress()) return;
-    write_lease_once(state, generator.lease_ms.load(), true);
-    (void)write_fence_copy(lease_of(state, generator.lease_ms.load(), generator.clock_high.load()), LOG);
+    write_lease_once(state, generator.lease_units.load(), true);
+    (void)write_fence_copy(lease_of(state, generator.lease_units.load(), generator.clock_high.load()), LOG);
 }
 
 // Applies the configured snowflake.worker_id to the whole node at once and
@@ -104,7 +104,7 @@ void apply_worker_id(SharedState& state) {
         for (int attempt = 0; attempt < 1000 && !exact; ++attempt) {
             const Reservation r = reserve(generator, config, 1, unix_now_ms);
             if (r.status == Status::NeedLease)
-                write_lease_once(state, lease_target(generator, config, r.lease_needed_ms,
+                write_lease_once(state, lease_target(generator, config, r.lease_needed_units,
                                                      now_units(state)));
             else if (r.status != Status::Granted && r.status != Status::WaitForClock)
                 break;
@@ -182,7 +182,7 @@ void extend_lease(SharedState& state, std::uint64_t needed_ms) {
     request_lease(generator, needed_ms);
     const std::uint64_t failures = state.lease_failures.load();
     ConditionVariablePrepareToSleep(&state.lease_written);
-    while (generator.lease_ms.load(std::memory_order_acquire) < needed_ms) {
+    while (generator.lease_units.load(std::memory_order_acquire) < needed_ms) {
         if (state.lease_failures.load() != failures) {
             ConditionVariableCancelSleep();
             ereport(ERROR, (errcode(ERRCODE_IO_ERROR),
@@ -237,7 +237,7 @@ void lease_worker_main(Datum) {
         // A promoted streaming standby whose lease file is still its source's:
         // it becomes this directory's, so that a restart is not taken for a copy.
         if (state.lease_elsewhere.load() && state.blocked == Blocked::No)
-            write_lease_once(state, state.generator.lease_ms.load() + 1);
+            write_lease_once(state, state.generator.lease_units.load() + 1);
         if (ConfigReloadPending) {
             ConfigReloadPending = false;
             ProcessConfigFile(PGC_SIGHUP);

@@ -9,11 +9,11 @@
 #include "../core/codec.hpp"
 #include "../core/ff1.hpp"
 #include "../core/keyfile.hpp"
+#include "datadir.hpp"
 #include "edge.hpp"
 
 extern "C" {
 #include "miscadmin.h"
-#include "common/file_perm.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 }
@@ -28,9 +28,6 @@ using namespace snowflake::pg;
 
 namespace {
 
-constexpr char kBindingsDirectory[] = "pg_snowflake";
-constexpr char kBindingsPath[] = "pg_snowflake/public_keys";
-constexpr char kBindingsTemp[] = "pg_snowflake/public_keys.tmp";
 
 char* public_key_file_setting = nullptr;
 char* deprecated_public_key_setting = nullptr;
@@ -41,30 +38,13 @@ const PublicKeys* public_keys = nullptr;  // null: no key loaded
 Ff1Key key_cache[kKeyIds];
 Ff1Key given_cache;  // 1.0's forms given a key
 
-// Reads at most `capacity` bytes of a file; -1 (errno set) on failure.
-ssize_t read_all(int fd, char* out, std::size_t capacity) {
-    std::size_t length = 0;
-    while (length < capacity) {
-        const ssize_t n = read(fd, out + length, capacity - length);
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) return -1;
-        if (n == 0) break;
-        length += static_cast<std::size_t>(n);
-    }
-    return static_cast<ssize_t>(length);
-}
-
 // The bindings on disk (none when the file is missing); false, with the
 // check hook's message set, when unreadable or malformed.
 bool read_bindings(Bindings& bindings) {
     bindings = Bindings{};
-    const int fd = open(kBindingsPath, O_RDONLY | O_CLOEXEC);
-    if (fd < 0 && errno == ENOENT) return true;
     char text[kBindingsTextMax + 1];
-    const ssize_t length = fd < 0 ? -1 : read_all(fd, text, sizeof text);
-    const int saved = errno;
-    if (fd >= 0) close(fd);
-    errno = saved;
+    const ssize_t length = read_whole(kBindingsPath, text, sizeof text);
+    if (length < 0 && errno == ENOENT) return true;
     if (length < 0) {
         GUC_check_errmsg("could not read file \"%s\": %m", kBindingsPath);
         return false;
@@ -79,30 +59,18 @@ bool read_bindings(Bindings& bindings) {
     return true;
 }
 
-// Writes the bindings durably: a temp file, fsync, rename, fsync of the
-// directory. `directory` is the open pg_snowflake. errno on failure.
-bool write_bindings(const Bindings& bindings, int directory) {
+// Writes the bindings durably (write_durably); false, errno set, on failure.
+bool write_bindings(const Bindings& bindings) {
     char text[kBindingsTextMax];
-    const std::size_t length = format_bindings(bindings, text);
-    const int fd = open(kBindingsTemp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, S_IRUSR | S_IWUSR);
-    if (fd < 0) return false;
-    bool ok = write(fd, text, length) == static_cast<ssize_t>(length) && fsync(fd) == 0;
-    if (!ok && errno == 0) errno = ENOSPC;
-    const int saved = errno;
-    ok = close(fd) == 0 && ok;
-    if (!ok) {
-        errno = saved;
-        return false;
-    }
-    return rename(kBindingsTemp, kBindingsPath) == 0 && fsync(directory) == 0;
+    return write_durably(kBindingsPath, text, format_bindings(bindings, text));
 }
 
 // pg_snowflake, open and locked (flock): the postmaster and
 // snowflake_retire_public_key_id() change the bindings under it. -1 on
 // failure, errno set.
 int lock_bindings() {
-    if (mkdir(kBindingsDirectory, pg_dir_create_mode) != 0 && errno != EEXIST) return -1;
-    const int fd = open(kBindingsDirectory, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (!make_data_directory()) return -1;
+    const int fd = open(kDataDirectory, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0) return -1;
     while (flock(fd, LOCK_EX) != 0) {
         if (errno == EINTR) continue;
@@ -130,13 +98,13 @@ bool bind_or_refuse(PublicKeys& keys, const char* path) {
     if (binding == Binding::Unbound && binds_keys()) {
         const int directory = lock_bindings();
         if (directory < 0) {
-            GUC_check_errmsg("could not lock directory \"%s\": %m", kBindingsDirectory);
+            GUC_check_errmsg("could not lock directory \"%s\": %m", kDataDirectory);
             return false;
         }
         bool ok = read_bindings(bindings);  // under the lock
         if (ok) binding = check_bindings(keys, bindings, key_id);
         if (ok && binding == Binding::Unbound) {
-            ok = bind_keys(keys, bindings) && write_bindings(bindings, directory);
+            ok = bind_keys(keys, bindings) && write_bindings(bindings);
             if (!ok) GUC_check_errmsg("could not write file \"%s\": %m", kBindingsPath);
             binding = Binding::Same;
         }
@@ -391,13 +359,13 @@ SNOWFLAKE_FUNCTION(snowflake_retire_public_key_id) {
     else if (bindings.bound[key_id]) {
         was_bound = true;
         bindings.bound[key_id] = false;
-        if (!write_bindings(bindings, directory)) problem = Problem::Write;
+        if (!write_bindings(bindings)) problem = Problem::Write;
     }
     const int saved = errno;
     if (directory >= 0) close(directory);
     errno = saved;
     if (problem == Problem::Lock)
-        ereport(ERROR, (errcode_for_file_access(), errmsg("could not lock directory \"%s\": %m", kBindingsDirectory)));
+        ereport(ERROR, (errcode_for_file_access(), errmsg("could not lock directory \"%s\": %m", kDataDirectory)));
     if (problem == Problem::Read)
         ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED), errmsg("%s", GUC_check_errmsg_string)));
     if (problem == Problem::Write)

@@ -9,6 +9,7 @@
 // The holder is this server's incarnation: random, made when the postmaster
 // starts, kept in its memory only. A copy of the data directory holds nothing
 // that lets it renew a grant; a crash restart of the same postmaster keeps it.
+#include "datadir.hpp"
 #include "registry.hpp"
 
 #include "registry_client.hpp"
@@ -352,49 +353,54 @@ namespace {
 // copy of the stopped data directory carries the file too; the registry
 // takes the release once, and the worker id's next window starts at or after
 // `used_until_ms` either way.
-constexpr char kPendingReleasePath[] = "pg_snowflake/registry_release";
+// snowflake_registry_release(): its result, or null with `error` set.
+PGresult* send_release(const PendingRelease& release, int timeout_ms, char (&error)[256]) {
+    char worker_id[16], fencing_epoch[24], used_until[24];
+    snprintf(worker_id, sizeof worker_id, "%u", release.worker_id);
+    snprintf(fencing_epoch, sizeof fencing_epoch, "%" PRId64, release.fencing_epoch);
+    snprintf(used_until, sizeof used_until, "%" PRId64, release.used_until_ms);
+    const char* values[] = {worker_id, fencing_epoch, release.holder, used_until};
+    return registry_query("SELECT snowflake_registry_release($1::integer, $2::bigint, $3, $4::bigint)", 4, values,
+                          timeout_ms, error);
+}
 
-void write_pending_release(const char* worker_id, const char* fencing_epoch, const char* used_until) {
-    char text[256];
-    const int length = snprintf(text, sizeof text,
-                                "snowflake registry release 1\nworker_id %s\nfencing_epoch %s\nholder %s\n"
-                                "used_until_ms %s\n",
-                                worker_id, fencing_epoch, incarnation, used_until);
-    char temporary[MAXPGPATH];
-    snprintf(temporary, sizeof temporary, "%s.tmp", kPendingReleasePath);
-    const int fd = OpenTransientFile(temporary, O_WRONLY | O_CREAT | O_TRUNC | PG_BINARY);
-    bool written = fd >= 0 && write(fd, text, length) == length && pg_fsync(fd) == 0;
-    if (fd >= 0 && CloseTransientFile(fd) != 0) written = false;
-    if (written && durable_rename(temporary, kPendingReleasePath, LOG) == 0) return;
-    ereport(LOG, (errcode_for_file_access(), errmsg("snowflake: could not write file \"%s\": %m", kPendingReleasePath)));
+void write_pending_release(const PendingRelease& release) {
+    char text[kReleaseTextMax];
+    const std::size_t length = format_release(release, text);
+    if (length > 0 && write_durably(kReleasePath, text, length)) return;
+    ereport(LOG, (errcode_for_file_access(), errmsg("snowflake: could not write file \"%s\": %m", kReleasePath)));
 }
 
 // The release left by the last shutdown, if any: true once the registry
-// answered it (the file is then removed).
+// answered it, or the file is damaged (it is then removed: the worker id's
+// window ends on its own).
 bool make_pending_release(SharedState& state) {
-    FILE* file = AllocateFile(kPendingReleasePath, "r");
-    if (file == nullptr) return true;
-    char worker_id[16] = {}, fencing_epoch[24] = {}, holder[40] = {}, used_until[24] = {};
-    const int fields = fscanf(file, "snowflake registry release 1 worker_id %15s fencing_epoch %23s holder %39s "
-                              "used_until_ms %23s", worker_id, fencing_epoch, holder, used_until);
-    FreeFile(file);
-    char error[256];
-    PGresult* released = nullptr;
-    if (fields == 4) {
-        const char* values[] = {worker_id, fencing_epoch, holder, used_until};
-        released = registry_query("SELECT snowflake_registry_release($1::integer, $2::bigint, $3, $4::bigint)", 4,
-                                  values, call_timeout_ms(), error);
+    char text[kReleaseTextMax];
+    const ssize_t length = read_whole(kReleasePath, text, sizeof text);
+    if (length < 0 && errno == ENOENT) return true;
+    PendingRelease release;
+    if (length < 0) {
+        ereport(LOG, (errcode_for_file_access(),
+                      errmsg("snowflake: could not read file \"%s\": %m; it is removed, and the worker id it "
+                             "held is not released: it rests until its window ends", kReleasePath)));
+    } else if (!parse_release(text, static_cast<std::size_t>(length), release)) {
+        ereport(LOG, (errmsg("snowflake: the file \"%s\" is damaged and removed; the worker id it held is "
+                             "not released: it rests until its window ends", kReleasePath)));
+    } else {
+        char error[256];
+        PGresult* released = send_release(release, call_timeout_ms(), error);
         if (released == nullptr) {
             set_error(state.registry, error);
             return false;
         }
-        ereport(LOG, (errmsg("snowflake: worker id %s %s to the registry %s at this start (left at the last shutdown)",
-                             worker_id, strcmp(PQgetvalue(released, 0, 0), "t") == 0 ? "released" : "was not released",
+        ereport(LOG, (errmsg("snowflake: worker id %u %s to the registry %s at this start (left at the last shutdown)",
+                             release.worker_id,
+                             strcmp(PQgetvalue(released, 0, 0), "t") == 0 ? "released" : "was not released",
                              registry_name())));
         PQclear(released);
     }
-    if (unlink(kPendingReleasePath) != 0)
-        ereport(LOG, (errcode_for_file_access(), errmsg("snowflake: could not remove file \"%s\": %m", kPendingReleasePath)));
+    if (!remove_durably(kReleasePath))
+        ereport(LOG, (errcode_for_file_access(), errmsg("snowflake: could not remove file \"%s\": %m", kReleasePath)));
     return true;
 }
 
@@ -404,21 +410,21 @@ void release_registry_grant(SharedState& state, std::int64_t used_until_ms) {
     SharedState::Registry& registry = state.registry;
     const std::uint32_t held = registry.worker_id.load();
     if (!registry_mode() || held == kNoWorker) return;
-    char error[256], worker_id[16], fencing_epoch[24], used_until[24];
-    snprintf(worker_id, sizeof worker_id, "%u", held);
-    snprintf(fencing_epoch, sizeof fencing_epoch, "%" PRId64, registry.fencing_epoch.load());
-    snprintf(used_until, sizeof used_until, "%" PRId64, used_until_ms);
+    PendingRelease release;
+    release.worker_id = held;
+    release.fencing_epoch = registry.fencing_epoch.load();
+    std::memcpy(release.holder, incarnation, sizeof release.holder);
+    release.used_until_ms = used_until_ms;
     if (registry.self_hosted.load()) {  // this server accepts no connection any more
-        write_pending_release(worker_id, fencing_epoch, used_until);
+        write_pending_release(release);
         ereport(LOG, (errmsg("snowflake: worker id %u is released at the next start: the registry %s is on this server",
                              held, registry_name())));
         return;
     }
-    const char* values[] = {worker_id, fencing_epoch, incarnation, used_until};
-    PGresult* released = registry_query("SELECT snowflake_registry_release($1::integer, $2::bigint, $3, $4::bigint)",
-                                        4, values, 3000, error);
+    char error[256];
+    PGresult* released = send_release(release, 3000, error);
     if (released == nullptr) {
-        write_pending_release(worker_id, fencing_epoch, used_until);
+        write_pending_release(release);
         ereport(LOG, (errmsg("snowflake: worker id %u could not be released to the registry %s: %s", held,
                              registry_name(), error),
                       errdetail("It is released at the next start of this server, or is free again once its "

@@ -46,14 +46,33 @@ void copy_message(char (&to)[256], const char* message) {
         if (*c == '\n' || *c == '\t') *c = (c[1] == '\0' ? '\0' : ' ');
 }
 
+// The conninfo's options followed by "-c synchronous_commit=on"; false when
+// they do not fit.
+bool registry_options(char (&options)[1024]) {
+    PQconninfoOption* parsed = PQconninfoParse(registry_setting, nullptr);
+    const char* given = "";
+    for (const PQconninfoOption* option = parsed; option != nullptr && option->keyword != nullptr; ++option)
+        if (strcmp(option->keyword, "options") == 0 && option->val != nullptr) given = option->val;
+    const int length = snprintf(options, sizeof options, "%s%s-c synchronous_commit=on", given,
+                                given[0] != '\0' ? " " : "");
+    if (parsed != nullptr) PQconninfoFree(parsed);
+    return length > 0 && static_cast<std::size_t>(length) < sizeof options;
+}
+
 bool connect_registry(std::int64_t deadline, char (&error)[256]) {
     if (connection != nullptr && PQstatus(connection) == CONNECTION_OK) return true;
     drop_connection();
     // the registry's pg_stat_activity names its holders' connections; a grant
     // is durable (and, where the registry replicates synchronously, on its
-    // standby) before it is answered, whatever the registry's default
+    // standby) before it is answered, whatever the registry's default: the
+    // conninfo's own options, then synchronous_commit (the last -c wins)
+    char options[1024];
+    if (!registry_options(options)) {
+        copy_name(error, "the options of snowflake.registry are too long");
+        return false;
+    }
     const char* const keywords[] = {"dbname", "fallback_application_name", "options", nullptr};
-    const char* const values[] = {registry_setting, "snowflake registry worker", "-c synchronous_commit=on", nullptr};
+    const char* const values[] = {registry_setting, "snowflake registry worker", options, nullptr};
     connection = PQconnectStartParams(keywords, values, 1);
     if (connection == nullptr) {
         copy_name(error, "out of memory");

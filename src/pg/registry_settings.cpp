@@ -65,7 +65,9 @@ void define_registry_settings(GucContext postmaster) {
         86400000, PGC_SIGHUP, GUC_UNIT_MS, nullptr, nullptr, nullptr);
     DefineCustomIntVariable(
         "snowflake.registry_renew", "Sets how often the window is renewed.",
-        "At most a third of snowflake.registry_window is used.", &registry_renew_setting, 30000, 100, 3600000,
+        "Renewals are at most a third of the granted window apart: more often than this when the "
+        "registry grants less than snowflake.registry_window asks.",
+        &registry_renew_setting, 30000, 100, 3600000,
         PGC_SIGHUP, GUC_UNIT_MS, nullptr, nullptr, nullptr);
     DefineCustomIntVariable(
         "snowflake.registry_max_skew", "Sets how far this server's clock may differ from the registry's for a claim.",

@@ -8,7 +8,7 @@
 #include "../../src/core/codec.hpp"
 #include "../../src/core/ff1.hpp"
 #include "../../src/core/generator.hpp"
-#include "../../src/core/layouts.hpp"
+#include "../../src/core/layout_names.hpp"
 
 #include <benchmark/benchmark.h>
 
@@ -34,7 +34,7 @@ Layout layout_of(const benchmark::State& state) {
 
 void fresh(GeneratorState& state, const Layout& layout) {
     init_state(state, layout, 1, false, 0, 0);
-    state.lease_ms.store(layout.max_time);  // a lease that never runs out: no lease writes here
+    state.lease_units.store(layout.max_time);  // a lease that never runs out: no lease writes here
 }
 
 // Takes one id, waiting for the clock as a backend does; returns whether it waited.
@@ -47,7 +47,7 @@ bool take_one(GeneratorState& state, const Config& config) {
             return waited;
         }
         waited = true;
-        sleep_until_us((config.epoch_unix_ms + static_cast<std::int64_t>(r.wait_until_ms)) * 1000);
+        sleep_until_us((config.epoch_unix_ms + static_cast<std::int64_t>(r.wait_until_units)) * 1000);
     }
 }
 

@@ -2,7 +2,7 @@
 // fields within their documented bounds and reads back the same from its custom
 // form; a refused one says why. The layout_* functions on ids and times derived
 // from the input keep within the layout's bits and agree with each other.
-#include "../../src/core/layouts.hpp"
+#include "../../src/core/layout_names.hpp"
 #include "fuzz.hpp"
 
 using namespace snowflake;

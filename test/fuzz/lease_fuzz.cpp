@@ -2,10 +2,11 @@
 // range, and format_lease writes it back as text that parses to the same lease
 // (byte for byte the file, for the current version 5). And format_lease of any
 // lease (the first 28 bytes, a layout chosen by byte 27, then the fenced ids)
-// fits its buffer, and round-trips when in range.
+// fits its buffer, and round-trips when in range. parse_release (the
+// registry's release file) likewise: what it accepts it writes back byte for byte.
 #include "fuzz.hpp"
 
-#include "../../src/core/layouts.hpp"
+#include "../../src/core/layout_names.hpp"
 
 #include <iterator>
 
@@ -53,6 +54,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         FUZZ_CHECK(in_range(lease));
         FUZZ_CHECK(round_trip(lease, again, length, text) && again == lease);
         if (data[16] == '5') FUZZ_CHECK(length == size && std::memcmp(text, data, size) == 0);
+    }
+    snowflake::PendingRelease release;
+    if (snowflake::parse_release(reinterpret_cast<const char*>(data), size, release)) {
+        char written[snowflake::kReleaseTextMax];
+        FUZZ_CHECK(snowflake::format_release(release, written) == size && std::memcmp(written, data, size) == 0);
     }
     if (size >= 28) {
         std::memcpy(&lease.epoch_unix_ms, data, 8);

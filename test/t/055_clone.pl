@@ -25,15 +25,6 @@ $source->safe_psql('postgres', 'SELECT count(*) FROM snowflake_nextvals(1000)');
 $source->backup('copy');
 
 
-sub set_worker_id
-{
-	my ($node, $worker_id) = @_;
-	$node->append_conf('postgresql.conf', "snowflake.worker_id = $worker_id\n");
-	$node->reload;
-	$node->poll_query_until('postgres', "SELECT worker_id = $worker_id FROM snowflake_status")
-	  or die 'the new worker id did not take effect';
-}
-
 # 1. A base backup started as a primary, beside its source.
 my $c1 = PostgreSQL::Test::Cluster->new('c1');
 $c1->init_from_backup($source, 'copy');

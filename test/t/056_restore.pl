@@ -34,15 +34,6 @@ my $walfile = $source->safe_psql('postgres', 'SELECT pg_walfile_name(pg_switch_w
 $source->poll_query_until('postgres', "SELECT last_archived_wal >= '$walfile' FROM pg_stat_archiver")
   or die 'the WAL was not archived';
 
-sub set_worker_id
-{
-	my ($node, $worker_id) = @_;
-	$node->append_conf('postgresql.conf', "snowflake.worker_id = $worker_id\n");
-	$node->reload;
-	$node->poll_query_until('postgres', "SELECT worker_id = $worker_id FROM snowflake_status")
-	  or die 'the new worker id did not take effect';
-}
-
 # A restore of the backup in one mode, started beside the running source.
 sub restored
 {

@@ -77,7 +77,10 @@ WHERE attrelid >= 16384 AND attoptions::text LIKE '%pg_attver=%'});
 	}
 	mkdir "$tmp/run$upgrades";
 	chdir "$tmp/run$upgrades";
-	command_ok(pg_upgrade($old, $new, $old_install), sprintf('pg_upgrade from %s to %s', $old->pg_version, $new->pg_version));
+	# --jobs: a pg_dump session per database at once, each marking the old
+	# data directory (each writes the mark whole: none fails)
+	command_ok(pg_upgrade($old, $new, $old_install, '--jobs', '4'),
+		sprintf('pg_upgrade --jobs 4 from %s to %s', $old->pg_version, $new->pg_version));
 	die 'pg_upgrade failed' unless (Test::More->builder->summary)[-1];  # this upgrade, whatever failed before
 	chdir $tmp;
 	$new->adjust_conf('postgresql.conf', 'shared_preload_libraries', "'snowflake'");
@@ -139,6 +142,11 @@ my $old = snowflake_node('old', 7, undef, @checksums, install_path => $from);
 $old->start;
 $old->safe_psql('postgres', 'CREATE DATABASE app');
 $old->safe_psql('app', 'CREATE EXTENSION snowflake');
+for my $n (1 .. 5)  # databases dumped in parallel by pg_upgrade --jobs
+{
+	$old->safe_psql('postgres', "CREATE DATABASE app$n");
+	$old->safe_psql("app$n", 'CREATE EXTENSION snowflake');
+}
 $old->stop;
 
 # --- pg_upgrade --check starts the old cluster (-b) but does not dump it: not marked

@@ -217,11 +217,27 @@ my $node_conf = "snowflake.registry_window = '20s'\n";
 	cmp_ok($stop_s, '<', 2.5, sprintf('its clean shutdown does not wait for itself (%.2f s; a call to the registry waits 3 s)', $stop_s));
 	ok($self->log_contains(qr/snowflake: worker id $w is released at the next start: the registry .* is on this server/),
 		'the release is left for the next start');
+	my $release_file = $self->data_dir . '/pg_snowflake/registry_release';
+	like(slurp_file($release_file),
+		qr/\Asnowflake registry release 1\nworker_id $w\nfencing_epoch \d+\nholder [0-9a-f]{32}\nused_until_ms \d+\ncrc32c [0-9a-f]{8}\n\z/,
+		'the release file: its version line, the release, its checksum');
 	$self->start;
 	is(wait_for_worker($self), $w, 'restarted: the same worker id back');
 	ok($self->log_contains(qr/snowflake: worker id $w released to the registry .* at this start/), 'released at the start, then claimed');
 	ok(!-e $self->data_dir . '/pg_snowflake/registry_release', 'the release file is gone');
 	cmp_ok($self->safe_psql('postgres', 'SELECT snowflake_nextval()'), '>', $max, 'ids go on above the ones before');
+	# a damaged release file is removed, said, and the worker id rests until its window ends
+	$self->stop;
+	my $text = slurp_file($release_file);
+	$text =~ s/worker_id (\d)/worker_id 9$1/;
+	open(my $fh, '>', $release_file) or die "could not write $release_file: $!";
+	print $fh $text;
+	close($fh);
+	$self->start;
+	ok(defined wait_for_worker($self), 'a damaged release file: the node claims a worker id all the same');
+	ok($self->log_contains(qr/snowflake: the file "pg_snowflake\/registry_release" is damaged and removed/),
+		'a damaged release file is said and removed');
+	ok(!-e $release_file, 'the damaged release file is gone');
 	$self->stop;
 }
 

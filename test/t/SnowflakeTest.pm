@@ -110,7 +110,7 @@ FROM (SELECT snowflake_nextval() AS id, clock_timestamp() AS after OFFSET 0) AS 
 
 # Asserts (three tests) that a node refuses to generate under `worker_id` as a
 # copy: SQLSTATE 55000, the clone fence's reason, the hint's two ways out, and
-# snowflake_status not generating.
+# snowflake_status not generating, its worker_id NULL (the refused one is not in effect).
 push @EXPORT, 'copy_refused';
 
 sub copy_refused
@@ -124,8 +124,8 @@ sub copy_refused
 		"$what: refused with SQLSTATE 55000");
 	Test::More::like($stderr, qr/HINT:  .*snowflake\.worker_id.*snowflake_adopt_worker_id\(\)/s,
 		"$what: the hint gives both ways out");
-	Test::More::is($node->safe_psql('postgres', 'SELECT generating FROM snowflake_status'),
-		'f', "$what: snowflake_status says it is not generating");
+	Test::More::is($node->safe_psql('postgres', 'SELECT generating, worker_id IS NULL FROM snowflake_status'),
+		'f|t', "$what: snowflake_status says it is not generating, under no worker id");
 	return;
 }
 
@@ -139,6 +139,19 @@ sub wait_for_lease
 	$node->poll_query_until('postgres',
 		"SELECT substring(encode(pg_read_binary_file('pg_snowflake/lease'), 'escape') FROM 'worker_id (\\d+)') = '$worker_id'")
 	  or die "the lease file does not record worker id $worker_id";
+	return;
+}
+
+push @EXPORT, 'set_worker_id';
+
+# Sets snowflake.worker_id by a reload; returns once it is in effect: the lease
+# records it (snowflake_status shows it only when it is not refused).
+sub set_worker_id
+{
+	my ($node, $worker_id) = @_;
+	$node->append_conf('postgresql.conf', "snowflake.worker_id = $worker_id\n");
+	$node->reload;
+	wait_for_lease($node, $worker_id);
 	return;
 }
 

@@ -3,7 +3,7 @@
 // sequence above the worker. Each runs bursts above its cap, restarts above
 // its lease and hands over to another worker id; every id must be unique,
 // increasing, decode to the worker and time it was made at, and fit the layout.
-#include "../../src/core/layouts.hpp"
+#include "../../src/core/layout_names.hpp"
 #include "helpers.hpp"
 
 #include <gtest/gtest.h>
@@ -34,7 +34,7 @@ protected:
         ASSERT_TRUE(parse_node_layout(GetParam().setting, layout, problem)) << problem;
         config.layout = layout;
         init_state(state, layout, GetParam().worker_id, false, 0, 0);
-        state.lease_ms.store(layout.max_time);
+        state.lease_units.store(layout.max_time);
     }
 
     std::uint64_t now_units() const {
@@ -53,7 +53,7 @@ protected:
             const Fields f = decompose(id, layout);
             EXPECT_EQ(f.worker_id, worker_in_effect(state));
             EXPECT_GE(f.time_ms, now_units());
-            EXPECT_LE(f.time_ms, now_units() + config.max_lead_ms);
+            EXPECT_LE(f.time_ms, now_units() + config.max_lead_units);
             EXPECT_EQ(compose(f.time_ms, f.worker_id, f.sequence, layout), id);
             last = id;
         }
@@ -68,7 +68,7 @@ TEST_P(GeneratorLayouts, BurstsHitTheLayoutsCapAndWait) {
     // (max_lead + 1) units of ids_per_unit ids, then the caller must wait.
     while (take(1000) == Status::Granted) {
     }
-    EXPECT_EQ(issued, (config.max_lead_ms + 1) * layout.ids_per_unit);
+    EXPECT_EQ(issued, (config.max_lead_units + 1) * layout.ids_per_unit);
     const Reservation r = reserve(state, config, 1, [this] { return clock_unix_ms; });
     EXPECT_EQ(r.status, Status::WaitForClock);
     // A unit later, exactly one unit's ids more.
@@ -90,7 +90,7 @@ TEST_P(GeneratorLayouts, RestartContinuesAboveTheLease) {
     ASSERT_EQ(take(10), Status::Granted);
     const std::uint64_t lease = time_of(last, layout) + 3;
     init_state(state, layout, GetParam().worker_id, true, lease, now_units());
-    state.lease_ms.store(layout.max_time);
+    state.lease_units.store(layout.max_time);
     ASSERT_EQ(take(1), Status::Granted);
     EXPECT_GT(time_of(last, layout), lease);
 }

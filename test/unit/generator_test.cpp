@@ -17,13 +17,13 @@ constexpr std::uint64_t kHour = 3'600'000;
 class Generator : public testing::Test {
 protected:
     GeneratorState state{};
-    Config config{kDefaultEpoch, /*max_lead_ms=*/10, /*lease_span_ms=*/100};
+    Config config{kDefaultEpoch, /*max_lead_units=*/10, /*lease_span_units=*/100};
     std::int64_t clock_unix_ms = kDefaultEpoch + static_cast<std::int64_t>(kT);
     std::uint64_t last_granted = 0;  // highest id handed out so far (or issued before a restart)
 
     void SetUp() override {
         init_state(state, kDefaultLayout, /*worker_id=*/5, false, 0, 0);
-        state.lease_ms.store(kMaxTime);  // tests of the lease set it themselves
+        state.lease_units.store(kMaxTime);  // tests of the lease set it themselves
     }
 
     void set_clock(std::uint64_t ms_since_epoch) {
@@ -58,9 +58,9 @@ protected:
     bool take(std::uint64_t n) {
         for (std::uint64_t i = 0; i < n; ++i) {
             const Reservation r = call();
-            if (r.status != Status::Granted || r.regression_ms != 0) {
+            if (r.status != Status::Granted || r.regression_units != 0) {
                 ADD_FAILURE() << "call " << i << " of " << n << ": " << status_name(r.status)
-                              << ", regression_ms " << r.regression_ms;
+                              << ", regression_units " << r.regression_units;
                 return false;
             }
         }
@@ -76,7 +76,7 @@ TEST_F(Generator, IdCarriesTheCurrentMs) {
     set_clock(kT + 7);
     EXPECT_EQ(next(), (Fields{kT + 7, 5, 0}));
     EXPECT_EQ(state.clock_high.load(), kT + 7);
-    EXPECT_EQ(state.borrowed_ms.load(), 0u);
+    EXPECT_EQ(state.borrowed_units.load(), 0u);
     EXPECT_EQ(state.regressions.load(), 0u);
 }
 
@@ -89,46 +89,46 @@ TEST_F(Generator, IdsStrictlyIncreaseAndFollowTheClock) {
         ASSERT_EQ(r.status, Status::Granted);
         ASSERT_EQ(time_of(r.first), now) << i;
     }
-    EXPECT_EQ(state.borrowed_ms.load(), 0u);
+    EXPECT_EQ(state.borrowed_units.load(), 0u);
 }
 
 TEST_F(Generator, BorrowsNextMsThenWaitsForTheClockAtMaxLead) {
-    config.max_lead_ms = 3;
+    config.max_lead_units = 3;
     ASSERT_TRUE(take(kIdsPerMs));
     EXPECT_EQ(last(), (Fields{kT, 5, 4095}));
-    EXPECT_EQ(state.borrowed_ms.load(), 0u);
+    EXPECT_EQ(state.borrowed_units.load(), 0u);
 
     EXPECT_EQ(next(), (Fields{kT + 1, 5, 0})) << "4097th id of a ms borrows the next";
-    EXPECT_EQ(state.borrowed_ms.load(), 1u);
+    EXPECT_EQ(state.borrowed_units.load(), 1u);
 
     // Through the end of kT + max_lead, then the lead is used up.
     ASSERT_TRUE(take(3 * kIdsPerMs - 1));
     EXPECT_EQ(last(), (Fields{kT + 3, 5, 4095}));
-    EXPECT_EQ(state.borrowed_ms.load(), 3u);
+    EXPECT_EQ(state.borrowed_units.load(), 3u);
     Reservation r = call();
     ASSERT_EQ(r.status, Status::WaitForClock);
-    EXPECT_EQ(r.wait_until_ms, kT + 1);
+    EXPECT_EQ(r.wait_until_units, kT + 1);
     EXPECT_EQ(call(1000).status, Status::WaitForClock) << "a batch waits too";
 
-    // Once the clock reads wait_until_ms, generation goes on.
-    set_clock(r.wait_until_ms);
+    // Once the clock reads wait_until_units, generation goes on.
+    set_clock(r.wait_until_units);
     EXPECT_EQ(next(), (Fields{kT + 4, 5, 0}));
-    EXPECT_EQ(state.borrowed_ms.load(), 4u);
+    EXPECT_EQ(state.borrowed_units.load(), 4u);
     ASSERT_TRUE(take(kIdsPerMs - 1));
     r = call();
     ASSERT_EQ(r.status, Status::WaitForClock);
-    EXPECT_EQ(r.wait_until_ms, kT + 2);
+    EXPECT_EQ(r.wait_until_units, kT + 2);
 }
 
 TEST_F(Generator, ZeroLeadWaitsForEveryNextMs) {
-    config.max_lead_ms = 0;
+    config.max_lead_units = 0;
     ASSERT_TRUE(take(kIdsPerMs));
     const Reservation r = call();
     ASSERT_EQ(r.status, Status::WaitForClock);
-    EXPECT_EQ(r.wait_until_ms, kT + 1);
+    EXPECT_EQ(r.wait_until_units, kT + 1);
     set_clock(kT + 1);
     EXPECT_EQ(next(), (Fields{kT + 1, 5, 0}));
-    EXPECT_EQ(state.borrowed_ms.load(), 0u);
+    EXPECT_EQ(state.borrowed_units.load(), 0u);
 }
 
 // The clock steps back by GetParam() ms while running.
@@ -142,12 +142,12 @@ TEST_P(GeneratorClockBack, KeepsTheLastTimeAndCountsOncePerEvent) {
     Reservation r = call();
     ASSERT_EQ(r.status, Status::Granted) << "no waiting because the clock went back";
     EXPECT_EQ(decompose(r.first), (Fields{kT, 5, 10})) << "ids keep the last time";
-    EXPECT_EQ(r.regression_ms, step);
+    EXPECT_EQ(r.regression_units, step);
     EXPECT_EQ(state.regressions.load(), 1u);
     EXPECT_EQ(state.clock_high.load(), kT) << "the highest reading stays";
 
     // Still behind, even moving forward: same event, counting on through the
-    // sequence into borrowed ms (take() fails on any regression_ms > 0).
+    // sequence into borrowed ms (take() fails on any regression_units > 0).
     ASSERT_TRUE(take(5000));
     set_clock(kT - step + 1);
     ASSERT_TRUE(take(5000));
@@ -157,11 +157,11 @@ TEST_P(GeneratorClockBack, KeepsTheLastTimeAndCountsOncePerEvent) {
     // Behind the clock the lead still counts from the highest reading.
     r = call(std::numeric_limits<std::uint64_t>::max());
     ASSERT_EQ(r.status, Status::Granted);
-    EXPECT_EQ(last(), (Fields{kT + config.max_lead_ms, 5, 4095}));
+    EXPECT_EQ(last(), (Fields{kT + config.max_lead_units, 5, 4095}));
     r = call();
     ASSERT_EQ(r.status, Status::WaitForClock);
-    EXPECT_EQ(r.wait_until_ms, kT + 1);
-    EXPECT_EQ(r.regression_ms, 0u);
+    EXPECT_EQ(r.wait_until_units, kT + 1);
+    EXPECT_EQ(r.regression_units, 0u);
 
     // The clock catches up: ids follow it again, nothing counted.
     set_clock(kT + 20);
@@ -173,7 +173,7 @@ TEST_P(GeneratorClockBack, KeepsTheLastTimeAndCountsOncePerEvent) {
     r = call();
     ASSERT_EQ(r.status, Status::Granted);
     EXPECT_EQ(decompose(r.first), (Fields{kT + 20, 5, 1}));
-    EXPECT_EQ(r.regression_ms, step);
+    EXPECT_EQ(r.regression_units, step);
     EXPECT_EQ(state.regressions.load(), 2u);
     ASSERT_TRUE(take(100));
 }
@@ -188,11 +188,11 @@ INSTANTIATE_TEST_SUITE_P(Steps, GeneratorClockBack,
 TEST_F(Generator, ClockBackAfterCatchingUpExactlyIsANewEvent) {
     ASSERT_TRUE(take(3));
     set_clock(kT - 5);
-    EXPECT_EQ(call().regression_ms, 5u);
+    EXPECT_EQ(call().regression_units, 5u);
     set_clock(kT);  // reads the highest value again: caught up
     ASSERT_TRUE(take(3));
     set_clock(kT - 3);
-    EXPECT_EQ(call().regression_ms, 3u);
+    EXPECT_EQ(call().regression_units, 3u);
     EXPECT_EQ(state.regressions.load(), 2u);
 }
 
@@ -205,7 +205,7 @@ TEST_F(Generator, ReadingTakenBeforeAStepBackDoesNotEndTheEvent) {
     auto behind = [&] {   // another caller, on the clock stepped back 50 ms
         const Reservation r = reserve(state, config, 1, [&] { return clock_unix_ms; });
         EXPECT_EQ(r.status, Status::Granted);
-        if (r.regression_ms) reported.push_back(r.regression_ms);
+        if (r.regression_units) reported.push_back(r.regression_units);
     };
     // The outer caller read kT + 1 just before the step; meanwhile another saw the step.
     const Reservation r = reserve(state, config, 1, [&] {
@@ -227,7 +227,7 @@ TEST_F(Generator, ReadingTakenDuringAStepBackReportedByAnotherIsNotANewEvent) {
         set_clock(clock_ms);
         const Reservation r = reserve(state, config, 1, [&] { return clock_unix_ms; });
         EXPECT_EQ(r.status, Status::Granted);
-        reports += r.regression_ms != 0;
+        reports += r.regression_units != 0;
     };
     // The outer caller read kT - 50 and was delayed while another caller
     // reported that step and a third saw the clock catch up.
@@ -237,7 +237,7 @@ TEST_F(Generator, ReadingTakenDuringAStepBackReportedByAnotherIsNotANewEvent) {
         return kDefaultEpoch + static_cast<std::int64_t>(kT) - 50;
     });
     ASSERT_EQ(r.status, Status::Granted);
-    EXPECT_EQ(r.regression_ms, 0u) << "reported twice";
+    EXPECT_EQ(r.regression_units, 0u) << "reported twice";
     EXPECT_EQ(reports, 1u);
     EXPECT_EQ(state.regressions.load(), 1u);
     other(kT - 10);  // a real second step back is still seen
@@ -246,24 +246,24 @@ TEST_F(Generator, ReadingTakenDuringAStepBackReportedByAnotherIsNotANewEvent) {
 }
 
 TEST_F(Generator, NeedLeaseUntilTheLeaseCoversTheId) {
-    state.lease_ms.store(kT - 1);
+    state.lease_units.store(kT - 1);
     Reservation r = call();
     ASSERT_EQ(r.status, Status::NeedLease);
-    EXPECT_EQ(r.lease_needed_ms, kT);
+    EXPECT_EQ(r.lease_needed_units, kT);
 
     // A lease reaching exactly kT allows kT's ids, not more.
-    state.lease_ms.store(kT);
+    state.lease_units.store(kT);
     r = call(10'000);
     ASSERT_EQ(r.status, Status::Granted);
     EXPECT_EQ(r.count, kIdsPerMs) << "a batch stops at the lease";
     EXPECT_TRUE(r.lease_low);
     r = call();
     ASSERT_EQ(r.status, Status::NeedLease);
-    EXPECT_EQ(r.lease_needed_ms, kT + 1);
+    EXPECT_EQ(r.lease_needed_units, kT + 1);
 
     // lease_target: a span past the id needed.
     EXPECT_EQ(lease_target(state, config, kT + 1), kT + 1 + 100);
-    state.lease_ms.store(lease_target(state, config, kT + 1));
+    state.lease_units.store(lease_target(state, config, kT + 1));
     r = call();
     ASSERT_EQ(r.status, Status::Granted);
     EXPECT_EQ(decompose(r.first), (Fields{kT + 1, 5, 0}));
@@ -287,11 +287,11 @@ TEST_F(Generator, LeaseLowTurnsOnInsideHalfASpanPastTheIds) {
     EXPECT_FALSE(lease_is_low(0, 50, config));
     EXPECT_TRUE(lease_is_low(kT, 0, config));
 
-    state.lease_ms.store(kT + 50);
+    state.lease_units.store(kT + 50);
     EXPECT_FALSE(call().lease_low);
     set_clock(kT + 1);
     EXPECT_TRUE(call().lease_low) << "the clock moved on";
-    state.lease_ms.store(kT + 3 + 50);
+    state.lease_units.store(kT + 3 + 50);
     EXPECT_FALSE(call(2 * kIdsPerMs).lease_low);  // the rest of kT + 1, kT + 2, one of kT + 3
     EXPECT_EQ(time_of(last_granted), kT + 3);
     EXPECT_TRUE(call(kIdsPerMs).lease_low) << "the ids moved on, ahead of the clock";
@@ -299,11 +299,11 @@ TEST_F(Generator, LeaseLowTurnsOnInsideHalfASpanPastTheIds) {
 
 TEST_F(Generator, LeaseWriterServesRequestsAndKeepsAheadOnlyWhileInUse) {
     EXPECT_EQ(lease_writer_target(state, config, kT), 0u) << "no id issued yet: nothing to do";
-    state.lease_ms.store(kT - 1);
+    state.lease_units.store(kT - 1);
     ASSERT_EQ(call().status, Status::NeedLease);
     request_lease(state, kT);
     EXPECT_EQ(lease_writer_target(state, config, kT), kT + 100) << "a request is served";
-    state.lease_ms.store(kT + 100);
+    state.lease_units.store(kT + 100);
     ASSERT_TRUE(take(1));
     EXPECT_EQ(lease_writer_target(state, config, kT), 0u) << "the lease is not low";
     // A pause: the lease follows the clock for one span after the last id ...
@@ -313,10 +313,10 @@ TEST_F(Generator, LeaseWriterServesRequestsAndKeepsAheadOnlyWhileInUse) {
     EXPECT_EQ(lease_writer_target(state, config, kT + 101), 0u);
     EXPECT_EQ(lease_writer_target(state, config, kT + 100'000), 0u);
     // Ids borrowed ahead of the clock take the lease along.
-    state.lease_ms.store(kMaxTime);
+    state.lease_units.store(kMaxTime);
     ASSERT_TRUE(take(5 * kIdsPerMs));
     EXPECT_EQ(time_of(last_granted), kT + 5);
-    state.lease_ms.store(kT + 10);
+    state.lease_units.store(kT + 10);
     EXPECT_EQ(lease_writer_target(state, config, kT), kT + 5 + 100);
 }
 
@@ -324,23 +324,23 @@ TEST_F(Generator, LeaseWriterServesRequestsAndKeepsAheadOnlyWhileInUse) {
 // span past the clock, so a crash costs at most a span (regression: with max_lead
 // = 10 min one crash put the next id 644 s ahead).
 TEST_F(Generator, WithNothingBorrowedACrashCostsAtMostASpanWhateverTheLead) {
-    config.max_lead_ms = 600'000;
-    state.lease_ms.store(0);
+    config.max_lead_units = 600'000;
+    state.lease_units.store(0);
     request_lease(state, kT);
-    state.lease_ms.store(lease_writer_target(state, config, kT));
+    state.lease_units.store(lease_writer_target(state, config, kT));
     for (std::uint64_t ms = 0; ms < 1000; ms += 7) {
         set_clock(kT + ms);
         ASSERT_TRUE(take(10)) << ms;
         if (const std::uint64_t target = lease_writer_target(state, config, kT + ms))
-            state.lease_ms.store(target);
-        ASSERT_LE(state.lease_ms.load(), kT + ms + 100) << ms;
+            state.lease_units.store(target);
+        ASSERT_LE(state.lease_units.load(), kT + ms + 100) << ms;
     }
-    const std::uint64_t lease = state.lease_ms.load();
+    const std::uint64_t lease = state.lease_units.load();
     init_state(state, kDefaultLayout, 5, true, lease, kT + 994);  // a crash
     set_clock(kT + 1000);
     const Reservation r = call();
     ASSERT_EQ(r.status, Status::NeedLease);
-    EXPECT_LE(r.lease_needed_ms, kT + 1000 + 100);
+    EXPECT_LE(r.lease_needed_units, kT + 1000 + 100);
 }
 
 // A restored copy of another node's data directory may not issue ids under
@@ -380,7 +380,7 @@ protected:
 };
 
 TEST_P(GeneratorRestart, StartsAboveTheFloorWithNoIdIssued) {
-    EXPECT_EQ(state.lease_ms.load(), kFloor);
+    EXPECT_EQ(state.lease_units.load(), kFloor);
     EXPECT_EQ(state.last_id.load(), 0u) << "the floor is no issued id";
     EXPECT_EQ(state.floor_id.load(), compose(kFloor, kMaxWorker, kMaxSequence));
     EXPECT_EQ(state.clock_high.load(), kFloor - 110) << "the lease's clock reading was seen";
@@ -394,9 +394,9 @@ TEST_P(GeneratorRestart, AfterACrashIdsKeepTheFloorsLeadWithoutWaiting) {
     set_clock(kFloor - 100);  // restarted 10 ms after the lease was written
     Reservation r = call();
     ASSERT_EQ(r.status, Status::NeedLease);
-    EXPECT_EQ(r.lease_needed_ms, kFloor + 1);
-    state.lease_ms.store(lease_target(state, config, r.lease_needed_ms));
-    EXPECT_EQ(state.lease_ms.load(), kFloor + 1)
+    EXPECT_EQ(r.lease_needed_units, kFloor + 1);
+    state.lease_units.store(lease_target(state, config, r.lease_needed_units));
+    EXPECT_EQ(state.lease_units.load(), kFloor + 1)
         << "the id needed: the floor's first millisecond is not borrowing, a span past the clock is less";
     EXPECT_EQ(next(), (Fields{kFloor + 1, GetParam(), 0}));
     EXPECT_EQ(state.regressions.load(), 0u);
@@ -404,16 +404,16 @@ TEST_P(GeneratorRestart, AfterACrashIdsKeepTheFloorsLeadWithoutWaiting) {
     for (std::uint64_t ms = 1; ms <= 20; ++ms) {
         set_clock(kFloor - 100 + ms);
         // the lease a backend asks for: up to the next millisecond of ids
-        state.lease_ms.store(lease_target(state, config, time_of(last_granted) + 1));
+        state.lease_units.store(lease_target(state, config, time_of(last_granted) + 1));
         ASSERT_TRUE(take(kIdsPerMs)) << ms;
     }
     EXPECT_EQ(state.waits.load(), 0u);
     EXPECT_LE(time_of(last_granted), kFloor - 80 + 10 + 100 + 1);
     // Below the cap rate the clock catches up, and the floor's allowance ends.
     set_clock(kFloor + 200);
-    state.lease_ms.store(kMaxTime);
+    state.lease_units.store(kMaxTime);
     EXPECT_EQ(next(), (Fields{kFloor + 200, GetParam(), 0}));
-    EXPECT_EQ(state.floor_lead_ms.load(), 0u);
+    EXPECT_EQ(state.floor_lead_units.load(), 0u);
 }
 
 // Crash after crash, with one id between, the lease kept by the lease writer:
@@ -421,7 +421,7 @@ TEST_P(GeneratorRestart, AfterACrashIdsKeepTheFloorsLeadWithoutWaiting) {
 // whatever max_lead (regression: it grew by a span per crash, up to span + lead).
 TEST_P(GeneratorRestart, RepeatedCrashesDoNotPushIdsAhead) {
     for (const std::uint64_t max_lead : {std::uint64_t{10}, std::uint64_t{600'000}}) {
-        config.max_lead_ms = max_lead;
+        config.max_lead_units = max_lead;
         restart(kFloor - 100);  // the lease a span past the clock, as the lease writer keeps it
         std::uint64_t clock = kFloor - 100;
         for (int crash = 0; crash < 50; ++crash) {
@@ -429,14 +429,14 @@ TEST_P(GeneratorRestart, RepeatedCrashesDoNotPushIdsAhead) {
             set_clock(clock);
             Reservation r = call();
             ASSERT_EQ(r.status, Status::NeedLease) << crash;
-            request_lease(state, r.lease_needed_ms);
-            state.lease_ms.store(lease_writer_target(state, config, clock));
+            request_lease(state, r.lease_needed_units);
+            state.lease_units.store(lease_writer_target(state, config, clock));
             const Fields first = next();
             EXPECT_LE(first.time_ms, clock + 100 + 1) << max_lead << " " << crash;
             // the lease writer keeps the lease ahead while the node is in use
             if (const std::uint64_t target = lease_writer_target(state, config, clock))
-                state.lease_ms.store(target);
-            const std::uint64_t lease = state.lease_ms.load();
+                state.lease_units.store(target);
+            const std::uint64_t lease = state.lease_units.load();
             EXPECT_LE(lease, clock + 100 + 1) << max_lead << " " << crash;
             init_state(state, kDefaultLayout, GetParam(), true, lease, state.clock_high.load());
             last_granted = compose(lease, kMaxWorker, kMaxSequence);
@@ -447,29 +447,29 @@ TEST_P(GeneratorRestart, RepeatedCrashesDoNotPushIdsAhead) {
 TEST_P(GeneratorRestart, ClockSetBackAcrossARestartIsARegression) {
     restart(kFloor);  // a clean shutdown: the lease is the last id, at the clock
     set_clock(kFloor - kHour);
-    state.lease_ms.store(lease_target(state, config, 0));
+    state.lease_units.store(lease_target(state, config, 0));
     Reservation r = call();
     ASSERT_EQ(r.status, Status::Granted);
-    EXPECT_EQ(r.regression_ms, kHour) << "behind the reading before the restart";
+    EXPECT_EQ(r.regression_units, kHour) << "behind the reading before the restart";
     EXPECT_EQ(decompose(r.first), (Fields{kFloor + 1, GetParam(), 0}));
     // A full lead past the floor without waiting, then wait as for any lead.
-    ASSERT_TRUE(take((config.max_lead_ms + 1) * kIdsPerMs - 1));
-    EXPECT_EQ(last(), (Fields{kFloor + 1 + config.max_lead_ms, GetParam(), 4095}));
+    ASSERT_TRUE(take((config.max_lead_units + 1) * kIdsPerMs - 1));
+    EXPECT_EQ(last(), (Fields{kFloor + 1 + config.max_lead_units, GetParam(), 4095}));
     r = call();
     ASSERT_EQ(r.status, Status::WaitForClock);
-    EXPECT_EQ(r.wait_until_ms, kFloor + 2);
+    EXPECT_EQ(r.wait_until_units, kFloor + 2);
     EXPECT_EQ(state.regressions.load(), 1u);
 }
 
 TEST_P(GeneratorRestart, FollowsTheClockWhenItIsPastTheFloor) {
-    state.lease_ms.store(kMaxTime);
+    state.lease_units.store(kMaxTime);
     set_clock(kFloor + 500);
     EXPECT_EQ(next(), (Fields{kFloor + 500, GetParam(), 0}));
     EXPECT_EQ(state.regressions.load(), 0u);
 }
 
 TEST_P(GeneratorRestart, ARaisedFloorIsPassedWithoutWaiting) {
-    state.lease_ms.store(kMaxTime);
+    state.lease_units.store(kMaxTime);
     set_clock(kFloor + 10);
     ASSERT_TRUE(take(3));
     raise_floor(state, kDefaultLayout, kFloor + kHour, kFloor + 10);  // a standby replays its primary's lease
@@ -479,17 +479,17 @@ TEST_P(GeneratorRestart, ARaisedFloorIsPassedWithoutWaiting) {
 
     raise_floor(state, kDefaultLayout, kFloor, 0);  // never lowers
     EXPECT_EQ(next(), (Fields{kFloor + kHour + 1, GetParam(), 1}));
-    EXPECT_EQ(state.lease_ms.load(), kMaxTime);
+    EXPECT_EQ(state.lease_units.load(), kMaxTime);
 }
 
 TEST_P(GeneratorRestart, APrimaryClockAheadOfThisOneIsARegression) {
-    state.lease_ms.store(kMaxTime);
+    state.lease_units.store(kMaxTime);
     set_clock(kFloor + 10);
     ASSERT_TRUE(take(1));
     raise_floor(state, kDefaultLayout, kFloor + 5000, kFloor + 4000);  // the primary's clock read kFloor + 4000
     const Reservation r = call();
     ASSERT_EQ(r.status, Status::Granted);
-    EXPECT_EQ(r.regression_ms, 3990u);
+    EXPECT_EQ(r.regression_units, 3990u);
     EXPECT_EQ(state.regressions.load(), 1u);
 }
 
@@ -541,13 +541,13 @@ TEST_F(Generator, InitStateResetsEverything) {
     EXPECT_EQ(state.last_id.load(), 0u);
     EXPECT_EQ(worker_in_effect(state), 8u);
     EXPECT_EQ(state.floor_id.load(), 0u);
-    EXPECT_EQ(state.floor_lead_ms.load(), 0u);
+    EXPECT_EQ(state.floor_lead_units.load(), 0u);
     EXPECT_EQ(state.clock_high.load(), 0u);
-    EXPECT_EQ(state.lease_ms.load(), 0u);
-    EXPECT_EQ(state.lease_wanted_ms.load(), 0u);
+    EXPECT_EQ(state.lease_units.load(), 0u);
+    EXPECT_EQ(state.lease_wanted_units.load(), 0u);
     EXPECT_EQ(state.in_regression.load(), 0u);
     EXPECT_EQ(state.regressions.load(), 0u);
-    EXPECT_EQ(state.borrowed_ms.load(), 0u);
+    EXPECT_EQ(state.borrowed_units.load(), 0u);
     EXPECT_EQ(state.waits.load(), 0u);
     EXPECT_EQ(state.lease_extensions.load(), 0u);
 
@@ -555,8 +555,8 @@ TEST_F(Generator, InitStateResetsEverything) {
     EXPECT_EQ(state.last_id.load(), 0u);
     EXPECT_EQ(state.floor_id.load(), compose(77, kMaxWorker, kMaxSequence));
     EXPECT_EQ(state.clock_high.load(), 70u);
-    EXPECT_EQ(state.floor_lead_ms.load(), 8u);
-    EXPECT_EQ(state.lease_ms.load(), 77u);
+    EXPECT_EQ(state.floor_lead_units.load(), 8u);
+    EXPECT_EQ(state.lease_units.load(), 77u);
 }
 
 TEST_F(Generator, FreshNodeNeedsALeaseThenStartsAtTheClock) {
@@ -564,12 +564,12 @@ TEST_F(Generator, FreshNodeNeedsALeaseThenStartsAtTheClock) {
     set_clock(kT);
     const Reservation r = call();
     ASSERT_EQ(r.status, Status::NeedLease);
-    EXPECT_EQ(r.lease_needed_ms, kT);
-    state.lease_ms.store(lease_target(state, config, r.lease_needed_ms));
-    EXPECT_EQ(state.lease_ms.load(), kT + 100) << "a span past the clock";
+    EXPECT_EQ(r.lease_needed_units, kT);
+    state.lease_units.store(lease_target(state, config, r.lease_needed_units));
+    EXPECT_EQ(state.lease_units.load(), kT + 100) << "a span past the clock";
     EXPECT_EQ(next(), (Fields{kT, 5, 0}));
     EXPECT_EQ(state.regressions.load(), 0u);
-    EXPECT_EQ(state.borrowed_ms.load(), 0u);
+    EXPECT_EQ(state.borrowed_units.load(), 0u);
 }
 
 TEST_F(Generator, ClockBeforeEpoch) {
@@ -615,7 +615,7 @@ TEST_F(Generator, RestartAtTheEndOfTimeIsExhausted) {
 
 struct BatchCase {
     const char* name;
-    std::uint64_t max_lead_ms;
+    std::uint64_t max_lead_units;
     std::uint64_t lease_ms;  // relative to kT, or kMaxTime
     std::uint64_t wanted;
     std::uint64_t expected;  // after 100 ids already taken in kT
@@ -627,8 +627,8 @@ class GeneratorBatch : public Generator, public testing::WithParamInterface<Batc
 
 TEST_P(GeneratorBatch, CountIsCappedAndIdsFollowEveryEarlierOne) {
     const BatchCase& c = GetParam();
-    config.max_lead_ms = c.max_lead_ms;
-    state.lease_ms.store(c.lease_ms == kMaxTime ? kMaxTime : kT + c.lease_ms);
+    config.max_lead_units = c.max_lead_units;
+    state.lease_units.store(c.lease_ms == kMaxTime ? kMaxTime : kT + c.lease_ms);
     ASSERT_TRUE(take(100));
     const std::uint64_t before = last_granted;
 
@@ -643,7 +643,7 @@ TEST_P(GeneratorBatch, CountIsCappedAndIdsFollowEveryEarlierOne) {
         ASSERT_EQ(decompose(id).worker_id, 5u);
         previous = id;
     }
-    EXPECT_EQ(state.borrowed_ms.load(), time_of(previous) - kT);
+    EXPECT_EQ(state.borrowed_units.load(), time_of(previous) - kT);
     const Reservation after = call();
     if (r.count < c.wanted)
         EXPECT_NE(after.status, Status::Granted) << "the batch was capped for a reason";
@@ -676,7 +676,7 @@ TEST_F(Generator, WorkerChangeKeepsIdsIncreasing) {
     EXPECT_EQ(next(), (Fields{kT + 2, 0, 0}));
 
     // Many changes, both ways, while the clock moves (call() checks the order).
-    config.max_lead_ms = 100'000;
+    config.max_lead_units = 100'000;
     for (std::uint32_t i = 0; i < 20'000; ++i) {
         state.grant.store(pack_grant((i * 37) % 1024, kForever));
         set_clock(kT + i / 50);

@@ -24,10 +24,10 @@ std::int64_t system_unix_ms() {
 // A generator on the real clock with a lease that never runs out.
 struct RealClockGenerator {
     GeneratorState state{};
-    Config config{kDefaultEpoch, /*max_lead_ms=*/60'000, /*lease_span_ms=*/0};
+    Config config{kDefaultEpoch, /*max_lead_units=*/60'000, /*lease_span_units=*/0};
     RealClockGenerator() {
         init_state(state, kDefaultLayout, 42, false, 0, 0);
-        state.lease_ms.store(kMaxTime);
+        state.lease_units.store(kMaxTime);
     }
 
     // Reserves up to `wanted` ids, retrying while the clock has to catch up.
@@ -168,7 +168,7 @@ TEST(GeneratorThreads, StrictlyIncreasingInTheOrderHandedOut) {
 }
 
 // The clock steps back twice while 8 threads generate: each event is counted
-// and reported (regression_ms) by exactly one call. The fake clock moves in
+// and reported (regression_units) by exactly one call. The fake clock moves in
 // phases; the next phase starts only once every thread has finished a call
 // begun in the current one, so no call straddles two phases' readings.
 TEST(GeneratorThreads, ClockStepBackIsReportedOncePerEvent) {
@@ -176,8 +176,8 @@ TEST(GeneratorThreads, ClockStepBackIsReportedOncePerEvent) {
     constexpr std::int64_t kNow = kDefaultEpoch + 1'000'000;
     GeneratorState state{};
     init_state(state, kDefaultLayout, 1, false, 0, 0);
-    state.lease_ms.store(kMaxTime);
-    const Config config{kDefaultEpoch, /*max_lead_ms=*/1'000'000, 0};
+    state.lease_units.store(kMaxTime);
+    const Config config{kDefaultEpoch, /*max_lead_units=*/1'000'000, 0};
     std::atomic<std::int64_t> fake_clock{kNow};
     std::atomic<int> phase{0};
     std::atomic<bool> stop{false};
@@ -210,9 +210,9 @@ TEST(GeneratorThreads, ClockStepBackIsReportedOncePerEvent) {
                 return;
             }
             last = r.first;
-            if (r.regression_ms > 0) {
+            if (r.regression_units > 0) {
                 std::lock_guard<std::mutex> lock(mutex);
-                reported.push_back(r.regression_ms);
+                reported.push_back(r.regression_units);
             }
             done_phase[t].store(p);
         }

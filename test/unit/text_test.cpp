@@ -1,4 +1,4 @@
-// Text codecs: id input, the epoch setting, the lease file.
+// Text codecs: id input, the epoch setting, the lease file, the registry's release file.
 #include "../../src/core/text.hpp"
 #include "helpers.hpp"
 
@@ -415,6 +415,73 @@ namespace snowflake {
 namespace {
 
 // The WAL record: its own fixed, versioned struct, every byte set.
+// ---- the release file (pg_snowflake/registry_release) ----
+
+PendingRelease sample_release() {
+    PendingRelease release;
+    release.worker_id = 1023;
+    release.fencing_epoch = 77;
+    std::memcpy(release.holder, "0123456789abcdef0123456789abcdef", 33);
+    release.used_until_ms = 1764000000123;
+    return release;
+}
+
+std::string formatted_release(const PendingRelease& release) {
+    char text[kReleaseTextMax];
+    return std::string(text, format_release(release, text));
+}
+
+TEST(ReleaseText, ExactFormatRoundTrips) {
+    const std::string body =
+        "snowflake registry release 1\nworker_id 1023\nfencing_epoch 77\n"
+        "holder 0123456789abcdef0123456789abcdef\nused_until_ms 1764000000123\n";
+    char crc[32];
+    std::snprintf(crc, sizeof crc, "crc32c %08x\n", crc32c(body.data(), body.size()));
+    const std::string text = formatted_release(sample_release());
+    EXPECT_EQ(text, body + crc);
+    PendingRelease parsed;
+    ASSERT_TRUE(parse_release(text.data(), text.size(), parsed));
+    EXPECT_TRUE(parsed == sample_release());
+    // the longest release fits
+    PendingRelease longest = sample_release();
+    longest.worker_id = kMaxAnyWorker;
+    longest.fencing_epoch = longest.used_until_ms = std::numeric_limits<std::int64_t>::max();
+    EXPECT_LT(formatted_release(longest).size(), kReleaseTextMax);
+}
+
+TEST(ReleaseText, RefusesWhatItCannotWrite) {
+    PendingRelease release = sample_release();
+    release.worker_id = kMaxAnyWorker + 1;
+    EXPECT_EQ(formatted_release(release), "");
+    release = sample_release();
+    release.used_until_ms = -1;
+    EXPECT_EQ(formatted_release(release), "");
+    release = sample_release();
+    release.holder[5] = 'G';
+    EXPECT_EQ(formatted_release(release), "");
+    release = sample_release();
+    release.holder[31] = '\0';
+    EXPECT_EQ(formatted_release(release), "");
+}
+
+// Every flipped bit, every truncation and anything appended is refused, and
+// leaves the release as it was.
+TEST(ReleaseText, RefusesEveryDamage) {
+    const std::string text = formatted_release(sample_release());
+    PendingRelease parsed;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        for (int bit = 0; bit < 8; ++bit) {
+            std::string flipped = text;
+            flipped[i] = static_cast<char>(flipped[i] ^ (1 << bit));
+            EXPECT_FALSE(parse_release(flipped.data(), flipped.size(), parsed)) << "byte " << i << " bit " << bit;
+        }
+        EXPECT_FALSE(parse_release(text.data(), i, parsed)) << "cut at " << i;
+    }
+    const std::string longer = text + "x";
+    EXPECT_FALSE(parse_release(longer.data(), longer.size(), parsed));
+    EXPECT_EQ(parsed.worker_id, 0u);
+}
+
 TEST(LeaseRecordTest, RoundTripsEveryField) {
     Lease lease{kDefaultEpoch, 123456789, 123446789, 255, 2049, 131077, 2, {7, 300}};
     lease.layout = make_layout(10, 39, 16, 8, true);

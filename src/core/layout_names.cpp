@@ -1,4 +1,4 @@
-#include "layouts.hpp"
+#include "layout_names.hpp"
 
 #include <cstdio>
 #include <cstring>

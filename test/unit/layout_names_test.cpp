@@ -1,6 +1,6 @@
 // Other systems' layouts: presets, custom layouts, decoding and range bounds.
 // The published ids of each preset are checked in sql/layouts.sql, with sources.
-#include "../../src/core/layouts.hpp"
+#include "../../src/core/layout_names.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,8 @@
 \echo Use "ALTER EXTENSION snowflake UPDATE TO '1.1'" to load this file. \quit
 
--- snowflake 1.0 to 1.1: every change here is also in snowflake--1.1.sql.
+-- snowflake 1.0 to 1.1: an installation of 1.0 updated here has the catalog
+-- of a fresh install of 1.1 (snowflake--1.1.sql, which creates each object in
+-- its final form; test/t/125_upgrade.pl compares them).
 
 -- pg_upgrade keeps snowflake in core's integer_ops families: the library runs
 -- snowflake_repair_integer_ops() in pg_upgrade's restore, once both classes
@@ -19,8 +21,8 @@ COMMENT ON FUNCTION snowflake_repair_integer_ops() IS
 -- reinstated, never granted again. Grants record the life that made them.
 
 -- The server's identity, for the registry's functions: the registry's role
--- need not read pg_control. The extension's one SECURITY DEFINER function:
--- its SQL-standard body is bound when made, never through a search_path.
+-- need not read pg_control. SECURITY DEFINER: its SQL-standard body is bound
+-- when made, never through a search_path.
 CREATE FUNCTION snowflake_registry_identity(OUT system_identifier bigint, OUT timeline bigint, OUT database_oid oid,
                                             OUT started_ms bigint, OUT promoted_ms bigint)
     LANGUAGE sql VOLATILE PARALLEL UNSAFE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
@@ -37,10 +39,10 @@ BEGIN ATOMIC
 END;
 COMMENT ON FUNCTION snowflake_registry_identity() IS 'the identity of the registry''s server and database: system identifier, timeline (NULL in recovery), database oid, when the server started and when it was promoted to its timeline (its history file, NULL on the first)';
 
--- The registry's shape for lives, on the settings and grants of a registry
--- made by 1.0's snowflake_registry_create (the 1.0 to 1.1 update calls it
--- when a registry is there). The largest window it granted bounds the
--- maximum window.
+-- The registry's shape for lives, added to the settings and grants of the
+-- tables snowflake_registry_create makes (1.1's calls it), and of a registry
+-- made by 1.0's (this update calls it below when a registry is there). The
+-- largest window it granted bounds the maximum window.
 CREATE FUNCTION snowflake_registry_add_lives()
     RETURNS void LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
@@ -382,10 +384,6 @@ BEGIN
             outcome := 'renewed';
             RETURN;
         END IF;
-        -- A grant of this life that the registry does not know (no grant of
-        -- the worker id at or after its fencing epoch): the registry was
-        -- rolled back (a snapshot resumed, a backup restored) without a new
-        -- start. A new life begins, and the window is presented to it.
         -- A grant of this life the registry does not know (none of the
         -- worker id at or after its fencing epoch), or one it granted again
         -- to another server for times the window covers: it was rolled back

@@ -1,11 +1,17 @@
 -- snowflake 1.1: 64-bit, time-ordered, cluster-unique ids.
--- Written as if frozen: a change after a release is an upgrade script.
+-- Written as if frozen: a change after a release is an upgrade script. Each
+-- object is created once, as 1.1 defines it; snowflake--1.0--1.1.sql brings a
+-- 1.0 installation to the same catalog (test/t/125_upgrade.pl compares them).
 -- Functions users call are named snowflake*; support functions (type I/O,
 -- operators, index and planner support) are named _snowflake_* so that
--- \df snowflake* lists only the former.
+-- \df snowflake* lists only the former. A function that reuses a core C
+-- function carries that function's labels (sql/labels.sql compares them).
+-- The extension is relocatable: PL/pgSQL functions pin their search_path and
+-- find the extension's functions through pg_extension; SQL-standard bodies
+-- (RETURN, BEGIN ATOMIC) are bound when made.
 \echo Use "CREATE EXTENSION snowflake" to load this file. \quit
 
--- generation (needs shared_preload_libraries = 'snowflake')
+-- generation and status (generation needs shared_preload_libraries = 'snowflake')
 
 CREATE FUNCTION snowflake_nextval() RETURNS bigint
     AS 'MODULE_PATHNAME', 'snowflake_nextval' LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
@@ -48,21 +54,25 @@ COMMENT ON FUNCTION snowflake_repair_lease(timestamptz) IS
     'writes a new lease in place of a damaged one or of one taken under another epoch or layout, keeping the fence: ids continue after the clock plus the lease span and max_lead, or after "above"; returns that time';
 REVOKE ALL ON FUNCTION snowflake_repair_lease(timestamptz) FROM PUBLIC;
 
--- snowflake type
+-- the snowflake type: int8's representation, binary-coercible to bigint. Its
+-- domain is every int8: text, binary and JSON input take a negative value (a
+-- sentinel such as COALESCE(id, -1)) as every cast does, so that whatever a
+-- snowflake column holds dumps, copies and replicates; no id is negative, and
+-- decoding one is an error.
 
 CREATE TYPE snowflake;
 
 CREATE FUNCTION _snowflake_in(cstring) RETURNS snowflake
     AS 'MODULE_PATHNAME', 'snowflake_in' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION _snowflake_in(cstring) IS 'type input: the decimal value, -9223372036854775808 to 9223372036854775807 (a negative one is a sentinel, never an id)';
 CREATE FUNCTION _snowflake_out(snowflake) RETURNS cstring
     AS 'MODULE_PATHNAME', 'snowflake_out' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION _snowflake_out(snowflake) IS 'type output: the decimal id';
 CREATE FUNCTION _snowflake_recv(internal) RETURNS snowflake
     AS 'MODULE_PATHNAME', 'snowflake_recv' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION _snowflake_recv(internal) IS 'binary input: int8''s wire form';
 CREATE FUNCTION _snowflake_send(snowflake) RETURNS bytea
     AS 'int8send' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE;
-COMMENT ON FUNCTION _snowflake_in(cstring) IS 'type input: decimal digits, 0 to 9223372036854775807';
-COMMENT ON FUNCTION _snowflake_out(snowflake) IS 'type output: the decimal id';
-COMMENT ON FUNCTION _snowflake_recv(internal) IS 'binary input: int8''s wire form, negatives refused';
 COMMENT ON FUNCTION _snowflake_send(snowflake) IS 'binary output: int8''s wire form';
 
 CREATE TYPE snowflake (
@@ -75,87 +85,89 @@ CREATE TYPE snowflake (
 COMMENT ON TYPE snowflake IS '64-bit time-ordered id; text is the decimal id; between integer and bigint';
 
 -- casts: integer -> snowflake -> bigint implicitly, bigint -> snowflake by
--- assignment. Every int8 is a snowflake (the type's domain: see its section
--- at the end), so a sentinel like COALESCE(id, -1) keeps its value, as on
--- bigint, and prints and reads back. bigint is the only implicit target: a second
--- one (numeric, real or double precision, as bigint has) would make max(id),
--- id + id and every function overloaded for bigint and numeric ambiguous, or
--- silently double precision; and an operator between snowflake and numeric
--- would make numeric < 5 ambiguous for everyone (integer widens to both).
--- So snowflake converts to and from them by assignment and explicitly, and
--- arithmetic resolves through bigint.
+-- assignment. Every int8 is a snowflake (the type's domain, above), so a
+-- sentinel like COALESCE(id, -1) keeps its value, as on bigint, and prints
+-- and reads back. bigint is the only implicit target: a second one (numeric,
+-- real or double precision, as bigint has) would make max(id), id + id and
+-- every function overloaded for bigint and numeric ambiguous, or silently
+-- double precision; and an operator between snowflake and numeric would make
+-- numeric < 5 ambiguous for everyone (integer widens to both). So snowflake
+-- converts to and from them by assignment and explicitly, and arithmetic
+-- resolves through bigint. The widenings from smallint and integer and the
+-- conversions to numeric, real and double precision cannot fail: LEAKPROOF,
+-- as the core functions they reuse are.
 
 CREATE FUNCTION snowflake(smallint) RETURNS snowflake
-    AS 'int28' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE;
+    AS 'int28' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION snowflake(smallint) IS 'a smallint widened to snowflake, as to bigint (a negative sentinel stays negative)';
 CREATE FUNCTION snowflake(integer) RETURNS snowflake
-    AS 'int48' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE;
+    AS 'int48' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION snowflake(integer) IS 'an integer widened to snowflake, as to bigint (a negative sentinel stays negative)';
 CREATE FUNCTION snowflake(bigint) RETURNS snowflake
     AS 'MODULE_PATHNAME', 'snowflake_from_bigint' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION snowflake(bigint) IS 'a bigint as a snowflake, unchanged (a negative sentinel stays negative)';
 CREATE FUNCTION snowflake(jsonb) RETURNS snowflake
     AS 'MODULE_PATHNAME', 'snowflake_from_jsonb' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION snowflake(jsonb) IS 'a JSON integer, or a JSON string of its decimal digits, as a snowflake';
 CREATE FUNCTION snowflake(json) RETURNS snowflake
     LANGUAGE SQL IMMUTABLE STRICT PARALLEL SAFE RETURN snowflake($1::jsonb);
+COMMENT ON FUNCTION snowflake(json) IS 'a JSON integer, or a JSON string of its decimal digits, as a snowflake';
 CREATE FUNCTION _snowflake_to_integer(snowflake) RETURNS integer
     AS 'int84' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION _snowflake_to_integer(snowflake) IS 'cast support: snowflake to integer, refusing what does not fit';
 CREATE FUNCTION _snowflake_to_smallint(snowflake) RETURNS smallint
     AS 'int82' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE;
-COMMENT ON FUNCTION snowflake(smallint) IS 'a smallint widened to snowflake, as to bigint (a negative sentinel stays negative)';
-COMMENT ON FUNCTION snowflake(integer) IS 'an integer widened to snowflake, as to bigint (a negative sentinel stays negative)';
-COMMENT ON FUNCTION snowflake(bigint) IS 'the id of a non-negative bigint';
-COMMENT ON FUNCTION snowflake(jsonb) IS 'the id of a JSON string or number';
-COMMENT ON FUNCTION snowflake(json) IS 'the id of a JSON string or number';
-COMMENT ON FUNCTION _snowflake_to_integer(snowflake) IS 'cast support: snowflake to integer, refusing what does not fit';
 COMMENT ON FUNCTION _snowflake_to_smallint(snowflake) IS 'cast support: snowflake to smallint, refusing what does not fit';
 
 CREATE CAST (smallint AS snowflake) WITH FUNCTION snowflake(smallint) AS IMPLICIT;
-CREATE CAST (integer AS snowflake) WITH FUNCTION snowflake(integer) AS IMPLICIT;
-CREATE CAST (bigint AS snowflake) WITH FUNCTION snowflake(bigint) AS ASSIGNMENT;
-CREATE CAST (snowflake AS bigint) WITHOUT FUNCTION AS IMPLICIT;
-CREATE CAST (snowflake AS integer) WITH FUNCTION _snowflake_to_integer(snowflake) AS ASSIGNMENT;
-CREATE CAST (snowflake AS smallint) WITH FUNCTION _snowflake_to_smallint(snowflake) AS ASSIGNMENT;
-CREATE CAST (jsonb AS snowflake) WITH FUNCTION snowflake(jsonb);
-CREATE CAST (json AS snowflake) WITH FUNCTION snowflake(json);
 COMMENT ON CAST (smallint AS snowflake) IS 'implicit: smallint widens to snowflake as to bigint';
+CREATE CAST (integer AS snowflake) WITH FUNCTION snowflake(integer) AS IMPLICIT;
 COMMENT ON CAST (integer AS snowflake) IS 'implicit: integer widens to snowflake as to bigint';
-COMMENT ON CAST (bigint AS snowflake) IS 'assignment: a bigint stored into a snowflake; negatives are refused';
+CREATE CAST (bigint AS snowflake) WITH FUNCTION snowflake(bigint) AS ASSIGNMENT;
+COMMENT ON CAST (bigint AS snowflake) IS 'assignment: a bigint stored into a snowflake, unchanged';
+CREATE CAST (snowflake AS bigint) WITHOUT FUNCTION AS IMPLICIT;
 COMMENT ON CAST (snowflake AS bigint) IS 'implicit, binary: every snowflake is a bigint';
+CREATE CAST (snowflake AS integer) WITH FUNCTION _snowflake_to_integer(snowflake) AS ASSIGNMENT;
 COMMENT ON CAST (snowflake AS integer) IS 'assignment: refuses ids above 2147483647';
+CREATE CAST (snowflake AS smallint) WITH FUNCTION _snowflake_to_smallint(snowflake) AS ASSIGNMENT;
 COMMENT ON CAST (snowflake AS smallint) IS 'assignment: refuses ids above 32767';
-COMMENT ON CAST (jsonb AS snowflake) IS 'explicit: a JSON string of digits or a JSON integer';
-COMMENT ON CAST (json AS snowflake) IS 'explicit: a JSON string of digits or a JSON integer';
+CREATE CAST (jsonb AS snowflake) WITH FUNCTION snowflake(jsonb);
+COMMENT ON CAST (jsonb AS snowflake) IS 'explicit: a JSON integer, or a JSON string of its decimal digits';
+CREATE CAST (json AS snowflake) WITH FUNCTION snowflake(json);
+COMMENT ON CAST (json AS snowflake) IS 'explicit: a JSON integer, or a JSON string of its decimal digits';
 
 -- numeric, real and double precision: by assignment both ways (bigint's
 -- conversions; fractions round as they do to bigint)
 CREATE FUNCTION _snowflake_to_numeric(snowflake) RETURNS numeric
-    AS 'int8_numeric' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE;
+    AS 'int8_numeric' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION _snowflake_to_numeric(snowflake) IS 'cast support: snowflake to numeric';
 CREATE FUNCTION _snowflake_to_real(snowflake) RETURNS real
-    AS 'i8tof' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE;
+    AS 'i8tof' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION _snowflake_to_real(snowflake) IS 'cast support: snowflake to real';
 CREATE FUNCTION _snowflake_to_double(snowflake) RETURNS double precision
-    AS 'i8tod' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE;
+    AS 'i8tod' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION _snowflake_to_double(snowflake) IS 'cast support: snowflake to double precision';
 CREATE FUNCTION snowflake(numeric) RETURNS snowflake
     LANGUAGE SQL IMMUTABLE STRICT PARALLEL SAFE RETURN snowflake($1::bigint);
+COMMENT ON FUNCTION snowflake(numeric) IS 'a numeric as a snowflake, rounded as to bigint';
 CREATE FUNCTION snowflake(real) RETURNS snowflake
     LANGUAGE SQL IMMUTABLE STRICT PARALLEL SAFE RETURN snowflake($1::bigint);
+COMMENT ON FUNCTION snowflake(real) IS 'a real as a snowflake, rounded as to bigint';
 CREATE FUNCTION snowflake(double precision) RETURNS snowflake
     LANGUAGE SQL IMMUTABLE STRICT PARALLEL SAFE RETURN snowflake($1::bigint);
-COMMENT ON FUNCTION _snowflake_to_numeric(snowflake) IS 'cast support: snowflake to numeric';
-COMMENT ON FUNCTION _snowflake_to_real(snowflake) IS 'cast support: snowflake to real';
-COMMENT ON FUNCTION _snowflake_to_double(snowflake) IS 'cast support: snowflake to double precision';
-COMMENT ON FUNCTION snowflake(numeric) IS 'the id of a non-negative numeric, rounded as to bigint';
-COMMENT ON FUNCTION snowflake(real) IS 'the id of a non-negative real, rounded as to bigint';
-COMMENT ON FUNCTION snowflake(double precision) IS 'the id of a non-negative double precision, rounded as to bigint';
+COMMENT ON FUNCTION snowflake(double precision) IS 'a double precision as a snowflake, rounded as to bigint';
 CREATE CAST (snowflake AS numeric) WITH FUNCTION _snowflake_to_numeric(snowflake) AS ASSIGNMENT;
-CREATE CAST (snowflake AS real) WITH FUNCTION _snowflake_to_real(snowflake) AS ASSIGNMENT;
-CREATE CAST (snowflake AS double precision) WITH FUNCTION _snowflake_to_double(snowflake) AS ASSIGNMENT;
-CREATE CAST (numeric AS snowflake) WITH FUNCTION snowflake(numeric) AS ASSIGNMENT;
-CREATE CAST (real AS snowflake) WITH FUNCTION snowflake(real) AS ASSIGNMENT;
-CREATE CAST (double precision AS snowflake) WITH FUNCTION snowflake(double precision) AS ASSIGNMENT;
 COMMENT ON CAST (snowflake AS numeric) IS 'assignment: every snowflake is a numeric (not implicit: see the operators)';
+CREATE CAST (snowflake AS real) WITH FUNCTION _snowflake_to_real(snowflake) AS ASSIGNMENT;
 COMMENT ON CAST (snowflake AS real) IS 'assignment: a snowflake as real (not implicit: see the operators)';
+CREATE CAST (snowflake AS double precision) WITH FUNCTION _snowflake_to_double(snowflake) AS ASSIGNMENT;
 COMMENT ON CAST (snowflake AS double precision) IS 'assignment: a snowflake as double precision (not implicit: see the operators)';
-COMMENT ON CAST (numeric AS snowflake) IS 'assignment: rounded as to bigint; negatives are refused';
-COMMENT ON CAST (real AS snowflake) IS 'assignment: rounded as to bigint; negatives are refused';
-COMMENT ON CAST (double precision AS snowflake) IS 'assignment: rounded as to bigint; negatives are refused';
+CREATE CAST (numeric AS snowflake) WITH FUNCTION snowflake(numeric) AS ASSIGNMENT;
+COMMENT ON CAST (numeric AS snowflake) IS 'assignment: rounded as to bigint';
+CREATE CAST (real AS snowflake) WITH FUNCTION snowflake(real) AS ASSIGNMENT;
+COMMENT ON CAST (real AS snowflake) IS 'assignment: rounded as to bigint';
+CREATE CAST (double precision AS snowflake) WITH FUNCTION snowflake(double precision) AS ASSIGNMENT;
+COMMENT ON CAST (double precision AS snowflake) IS 'assignment: rounded as to bigint';
 
 -- comparison operators: snowflake with snowflake, bigint, integer and
 -- smallint on either side, on int8's internal functions (the bits are
@@ -168,213 +180,214 @@ COMMENT ON FUNCTION _snowflake_comparison_support(internal) IS 'planner support:
 
 -- snowflake x snowflake
 CREATE FUNCTION _snowflake_eq(snowflake, snowflake) RETURNS boolean AS 'int8eq' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
-CREATE FUNCTION _snowflake_ne(snowflake, snowflake) RETURNS boolean AS 'int8ne' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
-CREATE FUNCTION _snowflake_lt(snowflake, snowflake) RETURNS boolean AS 'int8lt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
-CREATE FUNCTION _snowflake_le(snowflake, snowflake) RETURNS boolean AS 'int8le' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
-CREATE FUNCTION _snowflake_gt(snowflake, snowflake) RETURNS boolean AS 'int8gt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
-CREATE FUNCTION _snowflake_ge(snowflake, snowflake) RETURNS boolean AS 'int8ge' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
-CREATE FUNCTION _snowflake_cmp(snowflake, snowflake) RETURNS integer AS 'btint8cmp' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
-CREATE OPERATOR = (LEFTARG = snowflake, RIGHTARG = snowflake, FUNCTION = _snowflake_eq, COMMUTATOR = =, NEGATOR = <>, RESTRICT = eqsel, JOIN = eqjoinsel, HASHES, MERGES);
-CREATE OPERATOR <> (LEFTARG = snowflake, RIGHTARG = snowflake, FUNCTION = _snowflake_ne, COMMUTATOR = <>, NEGATOR = =, RESTRICT = neqsel, JOIN = neqjoinsel);
-CREATE OPERATOR < (LEFTARG = snowflake, RIGHTARG = snowflake, FUNCTION = _snowflake_lt, COMMUTATOR = >, NEGATOR = >=, RESTRICT = scalarltsel, JOIN = scalarltjoinsel);
-CREATE OPERATOR <= (LEFTARG = snowflake, RIGHTARG = snowflake, FUNCTION = _snowflake_le, COMMUTATOR = >=, NEGATOR = >, RESTRICT = scalarlesel, JOIN = scalarlejoinsel);
-CREATE OPERATOR > (LEFTARG = snowflake, RIGHTARG = snowflake, FUNCTION = _snowflake_gt, COMMUTATOR = <, NEGATOR = <=, RESTRICT = scalargtsel, JOIN = scalargtjoinsel);
-CREATE OPERATOR >= (LEFTARG = snowflake, RIGHTARG = snowflake, FUNCTION = _snowflake_ge, COMMUTATOR = <=, NEGATOR = <, RESTRICT = scalargesel, JOIN = scalargejoinsel);
-COMMENT ON OPERATOR = (snowflake, snowflake) IS 'equal to';
-COMMENT ON OPERATOR <> (snowflake, snowflake) IS 'not equal to';
-COMMENT ON OPERATOR < (snowflake, snowflake) IS 'less than';
-COMMENT ON OPERATOR <= (snowflake, snowflake) IS 'less than or equal to';
-COMMENT ON OPERATOR > (snowflake, snowflake) IS 'greater than';
-COMMENT ON OPERATOR >= (snowflake, snowflake) IS 'greater than or equal to';
-COMMENT ON FUNCTION _snowflake_cmp(snowflake, snowflake) IS 'B-tree support: -1, 0 or 1 as the first is less than, equal to or greater than the second';
 COMMENT ON FUNCTION _snowflake_eq(snowflake, snowflake) IS 'implements = (snowflake, snowflake)';
+CREATE FUNCTION _snowflake_ne(snowflake, snowflake) RETURNS boolean AS 'int8ne' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
 COMMENT ON FUNCTION _snowflake_ne(snowflake, snowflake) IS 'implements <> (snowflake, snowflake)';
+CREATE FUNCTION _snowflake_lt(snowflake, snowflake) RETURNS boolean AS 'int8lt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
 COMMENT ON FUNCTION _snowflake_lt(snowflake, snowflake) IS 'implements < (snowflake, snowflake)';
+CREATE FUNCTION _snowflake_le(snowflake, snowflake) RETURNS boolean AS 'int8le' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
 COMMENT ON FUNCTION _snowflake_le(snowflake, snowflake) IS 'implements <= (snowflake, snowflake)';
+CREATE FUNCTION _snowflake_gt(snowflake, snowflake) RETURNS boolean AS 'int8gt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
 COMMENT ON FUNCTION _snowflake_gt(snowflake, snowflake) IS 'implements > (snowflake, snowflake)';
+CREATE FUNCTION _snowflake_ge(snowflake, snowflake) RETURNS boolean AS 'int8ge' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
 COMMENT ON FUNCTION _snowflake_ge(snowflake, snowflake) IS 'implements >= (snowflake, snowflake)';
+CREATE FUNCTION _snowflake_cmp(snowflake, snowflake) RETURNS integer AS 'btint8cmp' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION _snowflake_cmp(snowflake, snowflake) IS 'B-tree support: -1, 0 or 1 as the first is less than, equal to or greater than the second';
+CREATE OPERATOR = (LEFTARG = snowflake, RIGHTARG = snowflake, FUNCTION = _snowflake_eq, COMMUTATOR = =, NEGATOR = <>, RESTRICT = eqsel, JOIN = eqjoinsel, HASHES, MERGES);
+COMMENT ON OPERATOR = (snowflake, snowflake) IS 'equal to';
+CREATE OPERATOR <> (LEFTARG = snowflake, RIGHTARG = snowflake, FUNCTION = _snowflake_ne, COMMUTATOR = <>, NEGATOR = =, RESTRICT = neqsel, JOIN = neqjoinsel);
+COMMENT ON OPERATOR <> (snowflake, snowflake) IS 'not equal to';
+CREATE OPERATOR < (LEFTARG = snowflake, RIGHTARG = snowflake, FUNCTION = _snowflake_lt, COMMUTATOR = >, NEGATOR = >=, RESTRICT = scalarltsel, JOIN = scalarltjoinsel);
+COMMENT ON OPERATOR < (snowflake, snowflake) IS 'less than';
+CREATE OPERATOR <= (LEFTARG = snowflake, RIGHTARG = snowflake, FUNCTION = _snowflake_le, COMMUTATOR = >=, NEGATOR = >, RESTRICT = scalarlesel, JOIN = scalarlejoinsel);
+COMMENT ON OPERATOR <= (snowflake, snowflake) IS 'less than or equal to';
+CREATE OPERATOR > (LEFTARG = snowflake, RIGHTARG = snowflake, FUNCTION = _snowflake_gt, COMMUTATOR = <, NEGATOR = <=, RESTRICT = scalargtsel, JOIN = scalargtjoinsel);
+COMMENT ON OPERATOR > (snowflake, snowflake) IS 'greater than';
+CREATE OPERATOR >= (LEFTARG = snowflake, RIGHTARG = snowflake, FUNCTION = _snowflake_ge, COMMUTATOR = <=, NEGATOR = <, RESTRICT = scalargesel, JOIN = scalargejoinsel);
+COMMENT ON OPERATOR >= (snowflake, snowflake) IS 'greater than or equal to';
 
 -- snowflake x bigint
 CREATE FUNCTION _snowflake_eq(snowflake, bigint) RETURNS boolean AS 'int8eq' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
-CREATE FUNCTION _snowflake_ne(snowflake, bigint) RETURNS boolean AS 'int8ne' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
-CREATE FUNCTION _snowflake_lt(snowflake, bigint) RETURNS boolean AS 'int8lt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
-CREATE FUNCTION _snowflake_le(snowflake, bigint) RETURNS boolean AS 'int8le' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
-CREATE FUNCTION _snowflake_gt(snowflake, bigint) RETURNS boolean AS 'int8gt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
-CREATE FUNCTION _snowflake_ge(snowflake, bigint) RETURNS boolean AS 'int8ge' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
-CREATE FUNCTION _snowflake_cmp(snowflake, bigint) RETURNS integer AS 'btint8cmp' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
-CREATE OPERATOR = (LEFTARG = snowflake, RIGHTARG = bigint, FUNCTION = _snowflake_eq, COMMUTATOR = =, NEGATOR = <>, RESTRICT = eqsel, JOIN = eqjoinsel, HASHES, MERGES);
-CREATE OPERATOR <> (LEFTARG = snowflake, RIGHTARG = bigint, FUNCTION = _snowflake_ne, COMMUTATOR = <>, NEGATOR = =, RESTRICT = neqsel, JOIN = neqjoinsel);
-CREATE OPERATOR < (LEFTARG = snowflake, RIGHTARG = bigint, FUNCTION = _snowflake_lt, COMMUTATOR = >, NEGATOR = >=, RESTRICT = scalarltsel, JOIN = scalarltjoinsel);
-CREATE OPERATOR <= (LEFTARG = snowflake, RIGHTARG = bigint, FUNCTION = _snowflake_le, COMMUTATOR = >=, NEGATOR = >, RESTRICT = scalarlesel, JOIN = scalarlejoinsel);
-CREATE OPERATOR > (LEFTARG = snowflake, RIGHTARG = bigint, FUNCTION = _snowflake_gt, COMMUTATOR = <, NEGATOR = <=, RESTRICT = scalargtsel, JOIN = scalargtjoinsel);
-CREATE OPERATOR >= (LEFTARG = snowflake, RIGHTARG = bigint, FUNCTION = _snowflake_ge, COMMUTATOR = <=, NEGATOR = <, RESTRICT = scalargesel, JOIN = scalargejoinsel);
-COMMENT ON OPERATOR = (snowflake, bigint) IS 'equal to';
-COMMENT ON OPERATOR <> (snowflake, bigint) IS 'not equal to';
-COMMENT ON OPERATOR < (snowflake, bigint) IS 'less than';
-COMMENT ON OPERATOR <= (snowflake, bigint) IS 'less than or equal to';
-COMMENT ON OPERATOR > (snowflake, bigint) IS 'greater than';
-COMMENT ON OPERATOR >= (snowflake, bigint) IS 'greater than or equal to';
-COMMENT ON FUNCTION _snowflake_cmp(snowflake, bigint) IS 'B-tree support: -1, 0 or 1 as the first is less than, equal to or greater than the second';
 COMMENT ON FUNCTION _snowflake_eq(snowflake, bigint) IS 'implements = (snowflake, bigint)';
+CREATE FUNCTION _snowflake_ne(snowflake, bigint) RETURNS boolean AS 'int8ne' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
 COMMENT ON FUNCTION _snowflake_ne(snowflake, bigint) IS 'implements <> (snowflake, bigint)';
+CREATE FUNCTION _snowflake_lt(snowflake, bigint) RETURNS boolean AS 'int8lt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
 COMMENT ON FUNCTION _snowflake_lt(snowflake, bigint) IS 'implements < (snowflake, bigint)';
+CREATE FUNCTION _snowflake_le(snowflake, bigint) RETURNS boolean AS 'int8le' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
 COMMENT ON FUNCTION _snowflake_le(snowflake, bigint) IS 'implements <= (snowflake, bigint)';
+CREATE FUNCTION _snowflake_gt(snowflake, bigint) RETURNS boolean AS 'int8gt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
 COMMENT ON FUNCTION _snowflake_gt(snowflake, bigint) IS 'implements > (snowflake, bigint)';
+CREATE FUNCTION _snowflake_ge(snowflake, bigint) RETURNS boolean AS 'int8ge' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
 COMMENT ON FUNCTION _snowflake_ge(snowflake, bigint) IS 'implements >= (snowflake, bigint)';
+CREATE FUNCTION _snowflake_cmp(snowflake, bigint) RETURNS integer AS 'btint8cmp' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION _snowflake_cmp(snowflake, bigint) IS 'B-tree support: -1, 0 or 1 as the first is less than, equal to or greater than the second';
+CREATE OPERATOR = (LEFTARG = snowflake, RIGHTARG = bigint, FUNCTION = _snowflake_eq, COMMUTATOR = =, NEGATOR = <>, RESTRICT = eqsel, JOIN = eqjoinsel, HASHES, MERGES);
+COMMENT ON OPERATOR = (snowflake, bigint) IS 'equal to';
+CREATE OPERATOR <> (LEFTARG = snowflake, RIGHTARG = bigint, FUNCTION = _snowflake_ne, COMMUTATOR = <>, NEGATOR = =, RESTRICT = neqsel, JOIN = neqjoinsel);
+COMMENT ON OPERATOR <> (snowflake, bigint) IS 'not equal to';
+CREATE OPERATOR < (LEFTARG = snowflake, RIGHTARG = bigint, FUNCTION = _snowflake_lt, COMMUTATOR = >, NEGATOR = >=, RESTRICT = scalarltsel, JOIN = scalarltjoinsel);
+COMMENT ON OPERATOR < (snowflake, bigint) IS 'less than';
+CREATE OPERATOR <= (LEFTARG = snowflake, RIGHTARG = bigint, FUNCTION = _snowflake_le, COMMUTATOR = >=, NEGATOR = >, RESTRICT = scalarlesel, JOIN = scalarlejoinsel);
+COMMENT ON OPERATOR <= (snowflake, bigint) IS 'less than or equal to';
+CREATE OPERATOR > (LEFTARG = snowflake, RIGHTARG = bigint, FUNCTION = _snowflake_gt, COMMUTATOR = <, NEGATOR = <=, RESTRICT = scalargtsel, JOIN = scalargtjoinsel);
+COMMENT ON OPERATOR > (snowflake, bigint) IS 'greater than';
+CREATE OPERATOR >= (LEFTARG = snowflake, RIGHTARG = bigint, FUNCTION = _snowflake_ge, COMMUTATOR = <=, NEGATOR = <, RESTRICT = scalargesel, JOIN = scalargejoinsel);
+COMMENT ON OPERATOR >= (snowflake, bigint) IS 'greater than or equal to';
 
 -- bigint x snowflake
 CREATE FUNCTION _snowflake_eq(bigint, snowflake) RETURNS boolean AS 'int8eq' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
-CREATE FUNCTION _snowflake_ne(bigint, snowflake) RETURNS boolean AS 'int8ne' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
-CREATE FUNCTION _snowflake_lt(bigint, snowflake) RETURNS boolean AS 'int8lt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
-CREATE FUNCTION _snowflake_le(bigint, snowflake) RETURNS boolean AS 'int8le' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
-CREATE FUNCTION _snowflake_gt(bigint, snowflake) RETURNS boolean AS 'int8gt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
-CREATE FUNCTION _snowflake_ge(bigint, snowflake) RETURNS boolean AS 'int8ge' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
-CREATE FUNCTION _snowflake_cmp(bigint, snowflake) RETURNS integer AS 'btint8cmp' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
-CREATE OPERATOR = (LEFTARG = bigint, RIGHTARG = snowflake, FUNCTION = _snowflake_eq, COMMUTATOR = =, NEGATOR = <>, RESTRICT = eqsel, JOIN = eqjoinsel, HASHES, MERGES);
-CREATE OPERATOR <> (LEFTARG = bigint, RIGHTARG = snowflake, FUNCTION = _snowflake_ne, COMMUTATOR = <>, NEGATOR = =, RESTRICT = neqsel, JOIN = neqjoinsel);
-CREATE OPERATOR < (LEFTARG = bigint, RIGHTARG = snowflake, FUNCTION = _snowflake_lt, COMMUTATOR = >, NEGATOR = >=, RESTRICT = scalarltsel, JOIN = scalarltjoinsel);
-CREATE OPERATOR <= (LEFTARG = bigint, RIGHTARG = snowflake, FUNCTION = _snowflake_le, COMMUTATOR = >=, NEGATOR = >, RESTRICT = scalarlesel, JOIN = scalarlejoinsel);
-CREATE OPERATOR > (LEFTARG = bigint, RIGHTARG = snowflake, FUNCTION = _snowflake_gt, COMMUTATOR = <, NEGATOR = <=, RESTRICT = scalargtsel, JOIN = scalargtjoinsel);
-CREATE OPERATOR >= (LEFTARG = bigint, RIGHTARG = snowflake, FUNCTION = _snowflake_ge, COMMUTATOR = <=, NEGATOR = <, RESTRICT = scalargesel, JOIN = scalargejoinsel);
-COMMENT ON OPERATOR = (bigint, snowflake) IS 'equal to';
-COMMENT ON OPERATOR <> (bigint, snowflake) IS 'not equal to';
-COMMENT ON OPERATOR < (bigint, snowflake) IS 'less than';
-COMMENT ON OPERATOR <= (bigint, snowflake) IS 'less than or equal to';
-COMMENT ON OPERATOR > (bigint, snowflake) IS 'greater than';
-COMMENT ON OPERATOR >= (bigint, snowflake) IS 'greater than or equal to';
-COMMENT ON FUNCTION _snowflake_cmp(bigint, snowflake) IS 'B-tree support: -1, 0 or 1 as the first is less than, equal to or greater than the second';
 COMMENT ON FUNCTION _snowflake_eq(bigint, snowflake) IS 'implements = (bigint, snowflake)';
+CREATE FUNCTION _snowflake_ne(bigint, snowflake) RETURNS boolean AS 'int8ne' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
 COMMENT ON FUNCTION _snowflake_ne(bigint, snowflake) IS 'implements <> (bigint, snowflake)';
+CREATE FUNCTION _snowflake_lt(bigint, snowflake) RETURNS boolean AS 'int8lt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
 COMMENT ON FUNCTION _snowflake_lt(bigint, snowflake) IS 'implements < (bigint, snowflake)';
+CREATE FUNCTION _snowflake_le(bigint, snowflake) RETURNS boolean AS 'int8le' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
 COMMENT ON FUNCTION _snowflake_le(bigint, snowflake) IS 'implements <= (bigint, snowflake)';
+CREATE FUNCTION _snowflake_gt(bigint, snowflake) RETURNS boolean AS 'int8gt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
 COMMENT ON FUNCTION _snowflake_gt(bigint, snowflake) IS 'implements > (bigint, snowflake)';
+CREATE FUNCTION _snowflake_ge(bigint, snowflake) RETURNS boolean AS 'int8ge' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
 COMMENT ON FUNCTION _snowflake_ge(bigint, snowflake) IS 'implements >= (bigint, snowflake)';
+CREATE FUNCTION _snowflake_cmp(bigint, snowflake) RETURNS integer AS 'btint8cmp' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION _snowflake_cmp(bigint, snowflake) IS 'B-tree support: -1, 0 or 1 as the first is less than, equal to or greater than the second';
+CREATE OPERATOR = (LEFTARG = bigint, RIGHTARG = snowflake, FUNCTION = _snowflake_eq, COMMUTATOR = =, NEGATOR = <>, RESTRICT = eqsel, JOIN = eqjoinsel, HASHES, MERGES);
+COMMENT ON OPERATOR = (bigint, snowflake) IS 'equal to';
+CREATE OPERATOR <> (LEFTARG = bigint, RIGHTARG = snowflake, FUNCTION = _snowflake_ne, COMMUTATOR = <>, NEGATOR = =, RESTRICT = neqsel, JOIN = neqjoinsel);
+COMMENT ON OPERATOR <> (bigint, snowflake) IS 'not equal to';
+CREATE OPERATOR < (LEFTARG = bigint, RIGHTARG = snowflake, FUNCTION = _snowflake_lt, COMMUTATOR = >, NEGATOR = >=, RESTRICT = scalarltsel, JOIN = scalarltjoinsel);
+COMMENT ON OPERATOR < (bigint, snowflake) IS 'less than';
+CREATE OPERATOR <= (LEFTARG = bigint, RIGHTARG = snowflake, FUNCTION = _snowflake_le, COMMUTATOR = >=, NEGATOR = >, RESTRICT = scalarlesel, JOIN = scalarlejoinsel);
+COMMENT ON OPERATOR <= (bigint, snowflake) IS 'less than or equal to';
+CREATE OPERATOR > (LEFTARG = bigint, RIGHTARG = snowflake, FUNCTION = _snowflake_gt, COMMUTATOR = <, NEGATOR = <=, RESTRICT = scalargtsel, JOIN = scalargtjoinsel);
+COMMENT ON OPERATOR > (bigint, snowflake) IS 'greater than';
+CREATE OPERATOR >= (LEFTARG = bigint, RIGHTARG = snowflake, FUNCTION = _snowflake_ge, COMMUTATOR = <=, NEGATOR = <, RESTRICT = scalargesel, JOIN = scalargejoinsel);
+COMMENT ON OPERATOR >= (bigint, snowflake) IS 'greater than or equal to';
 
 -- snowflake x integer
 CREATE FUNCTION _snowflake_eq(snowflake, integer) RETURNS boolean AS 'int84eq' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
-CREATE FUNCTION _snowflake_ne(snowflake, integer) RETURNS boolean AS 'int84ne' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
-CREATE FUNCTION _snowflake_lt(snowflake, integer) RETURNS boolean AS 'int84lt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
-CREATE FUNCTION _snowflake_le(snowflake, integer) RETURNS boolean AS 'int84le' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
-CREATE FUNCTION _snowflake_gt(snowflake, integer) RETURNS boolean AS 'int84gt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
-CREATE FUNCTION _snowflake_ge(snowflake, integer) RETURNS boolean AS 'int84ge' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
-CREATE FUNCTION _snowflake_cmp(snowflake, integer) RETURNS integer AS 'btint84cmp' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
-CREATE OPERATOR = (LEFTARG = snowflake, RIGHTARG = integer, FUNCTION = _snowflake_eq, COMMUTATOR = =, NEGATOR = <>, RESTRICT = eqsel, JOIN = eqjoinsel, HASHES, MERGES);
-CREATE OPERATOR <> (LEFTARG = snowflake, RIGHTARG = integer, FUNCTION = _snowflake_ne, COMMUTATOR = <>, NEGATOR = =, RESTRICT = neqsel, JOIN = neqjoinsel);
-CREATE OPERATOR < (LEFTARG = snowflake, RIGHTARG = integer, FUNCTION = _snowflake_lt, COMMUTATOR = >, NEGATOR = >=, RESTRICT = scalarltsel, JOIN = scalarltjoinsel);
-CREATE OPERATOR <= (LEFTARG = snowflake, RIGHTARG = integer, FUNCTION = _snowflake_le, COMMUTATOR = >=, NEGATOR = >, RESTRICT = scalarlesel, JOIN = scalarlejoinsel);
-CREATE OPERATOR > (LEFTARG = snowflake, RIGHTARG = integer, FUNCTION = _snowflake_gt, COMMUTATOR = <, NEGATOR = <=, RESTRICT = scalargtsel, JOIN = scalargtjoinsel);
-CREATE OPERATOR >= (LEFTARG = snowflake, RIGHTARG = integer, FUNCTION = _snowflake_ge, COMMUTATOR = <=, NEGATOR = <, RESTRICT = scalargesel, JOIN = scalargejoinsel);
-COMMENT ON OPERATOR = (snowflake, integer) IS 'equal to';
-COMMENT ON OPERATOR <> (snowflake, integer) IS 'not equal to';
-COMMENT ON OPERATOR < (snowflake, integer) IS 'less than';
-COMMENT ON OPERATOR <= (snowflake, integer) IS 'less than or equal to';
-COMMENT ON OPERATOR > (snowflake, integer) IS 'greater than';
-COMMENT ON OPERATOR >= (snowflake, integer) IS 'greater than or equal to';
-COMMENT ON FUNCTION _snowflake_cmp(snowflake, integer) IS 'B-tree support: -1, 0 or 1 as the first is less than, equal to or greater than the second';
 COMMENT ON FUNCTION _snowflake_eq(snowflake, integer) IS 'implements = (snowflake, integer)';
+CREATE FUNCTION _snowflake_ne(snowflake, integer) RETURNS boolean AS 'int84ne' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
 COMMENT ON FUNCTION _snowflake_ne(snowflake, integer) IS 'implements <> (snowflake, integer)';
+CREATE FUNCTION _snowflake_lt(snowflake, integer) RETURNS boolean AS 'int84lt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
 COMMENT ON FUNCTION _snowflake_lt(snowflake, integer) IS 'implements < (snowflake, integer)';
+CREATE FUNCTION _snowflake_le(snowflake, integer) RETURNS boolean AS 'int84le' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
 COMMENT ON FUNCTION _snowflake_le(snowflake, integer) IS 'implements <= (snowflake, integer)';
+CREATE FUNCTION _snowflake_gt(snowflake, integer) RETURNS boolean AS 'int84gt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
 COMMENT ON FUNCTION _snowflake_gt(snowflake, integer) IS 'implements > (snowflake, integer)';
+CREATE FUNCTION _snowflake_ge(snowflake, integer) RETURNS boolean AS 'int84ge' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
 COMMENT ON FUNCTION _snowflake_ge(snowflake, integer) IS 'implements >= (snowflake, integer)';
+CREATE FUNCTION _snowflake_cmp(snowflake, integer) RETURNS integer AS 'btint84cmp' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION _snowflake_cmp(snowflake, integer) IS 'B-tree support: -1, 0 or 1 as the first is less than, equal to or greater than the second';
+CREATE OPERATOR = (LEFTARG = snowflake, RIGHTARG = integer, FUNCTION = _snowflake_eq, COMMUTATOR = =, NEGATOR = <>, RESTRICT = eqsel, JOIN = eqjoinsel, HASHES, MERGES);
+COMMENT ON OPERATOR = (snowflake, integer) IS 'equal to';
+CREATE OPERATOR <> (LEFTARG = snowflake, RIGHTARG = integer, FUNCTION = _snowflake_ne, COMMUTATOR = <>, NEGATOR = =, RESTRICT = neqsel, JOIN = neqjoinsel);
+COMMENT ON OPERATOR <> (snowflake, integer) IS 'not equal to';
+CREATE OPERATOR < (LEFTARG = snowflake, RIGHTARG = integer, FUNCTION = _snowflake_lt, COMMUTATOR = >, NEGATOR = >=, RESTRICT = scalarltsel, JOIN = scalarltjoinsel);
+COMMENT ON OPERATOR < (snowflake, integer) IS 'less than';
+CREATE OPERATOR <= (LEFTARG = snowflake, RIGHTARG = integer, FUNCTION = _snowflake_le, COMMUTATOR = >=, NEGATOR = >, RESTRICT = scalarlesel, JOIN = scalarlejoinsel);
+COMMENT ON OPERATOR <= (snowflake, integer) IS 'less than or equal to';
+CREATE OPERATOR > (LEFTARG = snowflake, RIGHTARG = integer, FUNCTION = _snowflake_gt, COMMUTATOR = <, NEGATOR = <=, RESTRICT = scalargtsel, JOIN = scalargtjoinsel);
+COMMENT ON OPERATOR > (snowflake, integer) IS 'greater than';
+CREATE OPERATOR >= (LEFTARG = snowflake, RIGHTARG = integer, FUNCTION = _snowflake_ge, COMMUTATOR = <=, NEGATOR = <, RESTRICT = scalargesel, JOIN = scalargejoinsel);
+COMMENT ON OPERATOR >= (snowflake, integer) IS 'greater than or equal to';
 
 -- integer x snowflake
 CREATE FUNCTION _snowflake_eq(integer, snowflake) RETURNS boolean AS 'int48eq' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
-CREATE FUNCTION _snowflake_ne(integer, snowflake) RETURNS boolean AS 'int48ne' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
-CREATE FUNCTION _snowflake_lt(integer, snowflake) RETURNS boolean AS 'int48lt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
-CREATE FUNCTION _snowflake_le(integer, snowflake) RETURNS boolean AS 'int48le' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
-CREATE FUNCTION _snowflake_gt(integer, snowflake) RETURNS boolean AS 'int48gt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
-CREATE FUNCTION _snowflake_ge(integer, snowflake) RETURNS boolean AS 'int48ge' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
-CREATE FUNCTION _snowflake_cmp(integer, snowflake) RETURNS integer AS 'btint48cmp' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
-CREATE OPERATOR = (LEFTARG = integer, RIGHTARG = snowflake, FUNCTION = _snowflake_eq, COMMUTATOR = =, NEGATOR = <>, RESTRICT = eqsel, JOIN = eqjoinsel, HASHES, MERGES);
-CREATE OPERATOR <> (LEFTARG = integer, RIGHTARG = snowflake, FUNCTION = _snowflake_ne, COMMUTATOR = <>, NEGATOR = =, RESTRICT = neqsel, JOIN = neqjoinsel);
-CREATE OPERATOR < (LEFTARG = integer, RIGHTARG = snowflake, FUNCTION = _snowflake_lt, COMMUTATOR = >, NEGATOR = >=, RESTRICT = scalarltsel, JOIN = scalarltjoinsel);
-CREATE OPERATOR <= (LEFTARG = integer, RIGHTARG = snowflake, FUNCTION = _snowflake_le, COMMUTATOR = >=, NEGATOR = >, RESTRICT = scalarlesel, JOIN = scalarlejoinsel);
-CREATE OPERATOR > (LEFTARG = integer, RIGHTARG = snowflake, FUNCTION = _snowflake_gt, COMMUTATOR = <, NEGATOR = <=, RESTRICT = scalargtsel, JOIN = scalargtjoinsel);
-CREATE OPERATOR >= (LEFTARG = integer, RIGHTARG = snowflake, FUNCTION = _snowflake_ge, COMMUTATOR = <=, NEGATOR = <, RESTRICT = scalargesel, JOIN = scalargejoinsel);
-COMMENT ON OPERATOR = (integer, snowflake) IS 'equal to';
-COMMENT ON OPERATOR <> (integer, snowflake) IS 'not equal to';
-COMMENT ON OPERATOR < (integer, snowflake) IS 'less than';
-COMMENT ON OPERATOR <= (integer, snowflake) IS 'less than or equal to';
-COMMENT ON OPERATOR > (integer, snowflake) IS 'greater than';
-COMMENT ON OPERATOR >= (integer, snowflake) IS 'greater than or equal to';
-COMMENT ON FUNCTION _snowflake_cmp(integer, snowflake) IS 'B-tree support: -1, 0 or 1 as the first is less than, equal to or greater than the second';
 COMMENT ON FUNCTION _snowflake_eq(integer, snowflake) IS 'implements = (integer, snowflake)';
+CREATE FUNCTION _snowflake_ne(integer, snowflake) RETURNS boolean AS 'int48ne' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
 COMMENT ON FUNCTION _snowflake_ne(integer, snowflake) IS 'implements <> (integer, snowflake)';
+CREATE FUNCTION _snowflake_lt(integer, snowflake) RETURNS boolean AS 'int48lt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
 COMMENT ON FUNCTION _snowflake_lt(integer, snowflake) IS 'implements < (integer, snowflake)';
+CREATE FUNCTION _snowflake_le(integer, snowflake) RETURNS boolean AS 'int48le' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
 COMMENT ON FUNCTION _snowflake_le(integer, snowflake) IS 'implements <= (integer, snowflake)';
+CREATE FUNCTION _snowflake_gt(integer, snowflake) RETURNS boolean AS 'int48gt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
 COMMENT ON FUNCTION _snowflake_gt(integer, snowflake) IS 'implements > (integer, snowflake)';
+CREATE FUNCTION _snowflake_ge(integer, snowflake) RETURNS boolean AS 'int48ge' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
 COMMENT ON FUNCTION _snowflake_ge(integer, snowflake) IS 'implements >= (integer, snowflake)';
+CREATE FUNCTION _snowflake_cmp(integer, snowflake) RETURNS integer AS 'btint48cmp' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION _snowflake_cmp(integer, snowflake) IS 'B-tree support: -1, 0 or 1 as the first is less than, equal to or greater than the second';
+CREATE OPERATOR = (LEFTARG = integer, RIGHTARG = snowflake, FUNCTION = _snowflake_eq, COMMUTATOR = =, NEGATOR = <>, RESTRICT = eqsel, JOIN = eqjoinsel, HASHES, MERGES);
+COMMENT ON OPERATOR = (integer, snowflake) IS 'equal to';
+CREATE OPERATOR <> (LEFTARG = integer, RIGHTARG = snowflake, FUNCTION = _snowflake_ne, COMMUTATOR = <>, NEGATOR = =, RESTRICT = neqsel, JOIN = neqjoinsel);
+COMMENT ON OPERATOR <> (integer, snowflake) IS 'not equal to';
+CREATE OPERATOR < (LEFTARG = integer, RIGHTARG = snowflake, FUNCTION = _snowflake_lt, COMMUTATOR = >, NEGATOR = >=, RESTRICT = scalarltsel, JOIN = scalarltjoinsel);
+COMMENT ON OPERATOR < (integer, snowflake) IS 'less than';
+CREATE OPERATOR <= (LEFTARG = integer, RIGHTARG = snowflake, FUNCTION = _snowflake_le, COMMUTATOR = >=, NEGATOR = >, RESTRICT = scalarlesel, JOIN = scalarlejoinsel);
+COMMENT ON OPERATOR <= (integer, snowflake) IS 'less than or equal to';
+CREATE OPERATOR > (LEFTARG = integer, RIGHTARG = snowflake, FUNCTION = _snowflake_gt, COMMUTATOR = <, NEGATOR = <=, RESTRICT = scalargtsel, JOIN = scalargtjoinsel);
+COMMENT ON OPERATOR > (integer, snowflake) IS 'greater than';
+CREATE OPERATOR >= (LEFTARG = integer, RIGHTARG = snowflake, FUNCTION = _snowflake_ge, COMMUTATOR = <=, NEGATOR = <, RESTRICT = scalargesel, JOIN = scalargejoinsel);
+COMMENT ON OPERATOR >= (integer, snowflake) IS 'greater than or equal to';
 
 -- snowflake x smallint
 CREATE FUNCTION _snowflake_eq(snowflake, smallint) RETURNS boolean AS 'int82eq' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
-CREATE FUNCTION _snowflake_ne(snowflake, smallint) RETURNS boolean AS 'int82ne' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
-CREATE FUNCTION _snowflake_lt(snowflake, smallint) RETURNS boolean AS 'int82lt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
-CREATE FUNCTION _snowflake_le(snowflake, smallint) RETURNS boolean AS 'int82le' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
-CREATE FUNCTION _snowflake_gt(snowflake, smallint) RETURNS boolean AS 'int82gt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
-CREATE FUNCTION _snowflake_ge(snowflake, smallint) RETURNS boolean AS 'int82ge' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
-CREATE FUNCTION _snowflake_cmp(snowflake, smallint) RETURNS integer AS 'btint82cmp' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
-CREATE OPERATOR = (LEFTARG = snowflake, RIGHTARG = smallint, FUNCTION = _snowflake_eq, COMMUTATOR = =, NEGATOR = <>, RESTRICT = eqsel, JOIN = eqjoinsel, HASHES, MERGES);
-CREATE OPERATOR <> (LEFTARG = snowflake, RIGHTARG = smallint, FUNCTION = _snowflake_ne, COMMUTATOR = <>, NEGATOR = =, RESTRICT = neqsel, JOIN = neqjoinsel);
-CREATE OPERATOR < (LEFTARG = snowflake, RIGHTARG = smallint, FUNCTION = _snowflake_lt, COMMUTATOR = >, NEGATOR = >=, RESTRICT = scalarltsel, JOIN = scalarltjoinsel);
-CREATE OPERATOR <= (LEFTARG = snowflake, RIGHTARG = smallint, FUNCTION = _snowflake_le, COMMUTATOR = >=, NEGATOR = >, RESTRICT = scalarlesel, JOIN = scalarlejoinsel);
-CREATE OPERATOR > (LEFTARG = snowflake, RIGHTARG = smallint, FUNCTION = _snowflake_gt, COMMUTATOR = <, NEGATOR = <=, RESTRICT = scalargtsel, JOIN = scalargtjoinsel);
-CREATE OPERATOR >= (LEFTARG = snowflake, RIGHTARG = smallint, FUNCTION = _snowflake_ge, COMMUTATOR = <=, NEGATOR = <, RESTRICT = scalargesel, JOIN = scalargejoinsel);
-COMMENT ON OPERATOR = (snowflake, smallint) IS 'equal to';
-COMMENT ON OPERATOR <> (snowflake, smallint) IS 'not equal to';
-COMMENT ON OPERATOR < (snowflake, smallint) IS 'less than';
-COMMENT ON OPERATOR <= (snowflake, smallint) IS 'less than or equal to';
-COMMENT ON OPERATOR > (snowflake, smallint) IS 'greater than';
-COMMENT ON OPERATOR >= (snowflake, smallint) IS 'greater than or equal to';
-COMMENT ON FUNCTION _snowflake_cmp(snowflake, smallint) IS 'B-tree support: -1, 0 or 1 as the first is less than, equal to or greater than the second';
 COMMENT ON FUNCTION _snowflake_eq(snowflake, smallint) IS 'implements = (snowflake, smallint)';
+CREATE FUNCTION _snowflake_ne(snowflake, smallint) RETURNS boolean AS 'int82ne' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
 COMMENT ON FUNCTION _snowflake_ne(snowflake, smallint) IS 'implements <> (snowflake, smallint)';
+CREATE FUNCTION _snowflake_lt(snowflake, smallint) RETURNS boolean AS 'int82lt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
 COMMENT ON FUNCTION _snowflake_lt(snowflake, smallint) IS 'implements < (snowflake, smallint)';
+CREATE FUNCTION _snowflake_le(snowflake, smallint) RETURNS boolean AS 'int82le' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
 COMMENT ON FUNCTION _snowflake_le(snowflake, smallint) IS 'implements <= (snowflake, smallint)';
+CREATE FUNCTION _snowflake_gt(snowflake, smallint) RETURNS boolean AS 'int82gt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
 COMMENT ON FUNCTION _snowflake_gt(snowflake, smallint) IS 'implements > (snowflake, smallint)';
+CREATE FUNCTION _snowflake_ge(snowflake, smallint) RETURNS boolean AS 'int82ge' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
 COMMENT ON FUNCTION _snowflake_ge(snowflake, smallint) IS 'implements >= (snowflake, smallint)';
+CREATE FUNCTION _snowflake_cmp(snowflake, smallint) RETURNS integer AS 'btint82cmp' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION _snowflake_cmp(snowflake, smallint) IS 'B-tree support: -1, 0 or 1 as the first is less than, equal to or greater than the second';
+CREATE OPERATOR = (LEFTARG = snowflake, RIGHTARG = smallint, FUNCTION = _snowflake_eq, COMMUTATOR = =, NEGATOR = <>, RESTRICT = eqsel, JOIN = eqjoinsel, HASHES, MERGES);
+COMMENT ON OPERATOR = (snowflake, smallint) IS 'equal to';
+CREATE OPERATOR <> (LEFTARG = snowflake, RIGHTARG = smallint, FUNCTION = _snowflake_ne, COMMUTATOR = <>, NEGATOR = =, RESTRICT = neqsel, JOIN = neqjoinsel);
+COMMENT ON OPERATOR <> (snowflake, smallint) IS 'not equal to';
+CREATE OPERATOR < (LEFTARG = snowflake, RIGHTARG = smallint, FUNCTION = _snowflake_lt, COMMUTATOR = >, NEGATOR = >=, RESTRICT = scalarltsel, JOIN = scalarltjoinsel);
+COMMENT ON OPERATOR < (snowflake, smallint) IS 'less than';
+CREATE OPERATOR <= (LEFTARG = snowflake, RIGHTARG = smallint, FUNCTION = _snowflake_le, COMMUTATOR = >=, NEGATOR = >, RESTRICT = scalarlesel, JOIN = scalarlejoinsel);
+COMMENT ON OPERATOR <= (snowflake, smallint) IS 'less than or equal to';
+CREATE OPERATOR > (LEFTARG = snowflake, RIGHTARG = smallint, FUNCTION = _snowflake_gt, COMMUTATOR = <, NEGATOR = <=, RESTRICT = scalargtsel, JOIN = scalargtjoinsel);
+COMMENT ON OPERATOR > (snowflake, smallint) IS 'greater than';
+CREATE OPERATOR >= (LEFTARG = snowflake, RIGHTARG = smallint, FUNCTION = _snowflake_ge, COMMUTATOR = <=, NEGATOR = <, RESTRICT = scalargesel, JOIN = scalargejoinsel);
+COMMENT ON OPERATOR >= (snowflake, smallint) IS 'greater than or equal to';
 
 -- smallint x snowflake
 CREATE FUNCTION _snowflake_eq(smallint, snowflake) RETURNS boolean AS 'int28eq' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
-CREATE FUNCTION _snowflake_ne(smallint, snowflake) RETURNS boolean AS 'int28ne' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
-CREATE FUNCTION _snowflake_lt(smallint, snowflake) RETURNS boolean AS 'int28lt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
-CREATE FUNCTION _snowflake_le(smallint, snowflake) RETURNS boolean AS 'int28le' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
-CREATE FUNCTION _snowflake_gt(smallint, snowflake) RETURNS boolean AS 'int28gt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
-CREATE FUNCTION _snowflake_ge(smallint, snowflake) RETURNS boolean AS 'int28ge' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
-CREATE FUNCTION _snowflake_cmp(smallint, snowflake) RETURNS integer AS 'btint28cmp' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
-CREATE OPERATOR = (LEFTARG = smallint, RIGHTARG = snowflake, FUNCTION = _snowflake_eq, COMMUTATOR = =, NEGATOR = <>, RESTRICT = eqsel, JOIN = eqjoinsel, HASHES, MERGES);
-CREATE OPERATOR <> (LEFTARG = smallint, RIGHTARG = snowflake, FUNCTION = _snowflake_ne, COMMUTATOR = <>, NEGATOR = =, RESTRICT = neqsel, JOIN = neqjoinsel);
-CREATE OPERATOR < (LEFTARG = smallint, RIGHTARG = snowflake, FUNCTION = _snowflake_lt, COMMUTATOR = >, NEGATOR = >=, RESTRICT = scalarltsel, JOIN = scalarltjoinsel);
-CREATE OPERATOR <= (LEFTARG = smallint, RIGHTARG = snowflake, FUNCTION = _snowflake_le, COMMUTATOR = >=, NEGATOR = >, RESTRICT = scalarlesel, JOIN = scalarlejoinsel);
-CREATE OPERATOR > (LEFTARG = smallint, RIGHTARG = snowflake, FUNCTION = _snowflake_gt, COMMUTATOR = <, NEGATOR = <=, RESTRICT = scalargtsel, JOIN = scalargtjoinsel);
-CREATE OPERATOR >= (LEFTARG = smallint, RIGHTARG = snowflake, FUNCTION = _snowflake_ge, COMMUTATOR = <=, NEGATOR = <, RESTRICT = scalargesel, JOIN = scalargejoinsel);
-COMMENT ON OPERATOR = (smallint, snowflake) IS 'equal to';
-COMMENT ON OPERATOR <> (smallint, snowflake) IS 'not equal to';
-COMMENT ON OPERATOR < (smallint, snowflake) IS 'less than';
-COMMENT ON OPERATOR <= (smallint, snowflake) IS 'less than or equal to';
-COMMENT ON OPERATOR > (smallint, snowflake) IS 'greater than';
-COMMENT ON OPERATOR >= (smallint, snowflake) IS 'greater than or equal to';
-COMMENT ON FUNCTION _snowflake_cmp(smallint, snowflake) IS 'B-tree support: -1, 0 or 1 as the first is less than, equal to or greater than the second';
 COMMENT ON FUNCTION _snowflake_eq(smallint, snowflake) IS 'implements = (smallint, snowflake)';
+CREATE FUNCTION _snowflake_ne(smallint, snowflake) RETURNS boolean AS 'int28ne' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
 COMMENT ON FUNCTION _snowflake_ne(smallint, snowflake) IS 'implements <> (smallint, snowflake)';
+CREATE FUNCTION _snowflake_lt(smallint, snowflake) RETURNS boolean AS 'int28lt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
 COMMENT ON FUNCTION _snowflake_lt(smallint, snowflake) IS 'implements < (smallint, snowflake)';
+CREATE FUNCTION _snowflake_le(smallint, snowflake) RETURNS boolean AS 'int28le' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
 COMMENT ON FUNCTION _snowflake_le(smallint, snowflake) IS 'implements <= (smallint, snowflake)';
+CREATE FUNCTION _snowflake_gt(smallint, snowflake) RETURNS boolean AS 'int28gt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
 COMMENT ON FUNCTION _snowflake_gt(smallint, snowflake) IS 'implements > (smallint, snowflake)';
+CREATE FUNCTION _snowflake_ge(smallint, snowflake) RETURNS boolean AS 'int28ge' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF SUPPORT _snowflake_comparison_support;
 COMMENT ON FUNCTION _snowflake_ge(smallint, snowflake) IS 'implements >= (smallint, snowflake)';
+CREATE FUNCTION _snowflake_cmp(smallint, snowflake) RETURNS integer AS 'btint28cmp' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION _snowflake_cmp(smallint, snowflake) IS 'B-tree support: -1, 0 or 1 as the first is less than, equal to or greater than the second';
+CREATE OPERATOR = (LEFTARG = smallint, RIGHTARG = snowflake, FUNCTION = _snowflake_eq, COMMUTATOR = =, NEGATOR = <>, RESTRICT = eqsel, JOIN = eqjoinsel, HASHES, MERGES);
+COMMENT ON OPERATOR = (smallint, snowflake) IS 'equal to';
+CREATE OPERATOR <> (LEFTARG = smallint, RIGHTARG = snowflake, FUNCTION = _snowflake_ne, COMMUTATOR = <>, NEGATOR = =, RESTRICT = neqsel, JOIN = neqjoinsel);
+COMMENT ON OPERATOR <> (smallint, snowflake) IS 'not equal to';
+CREATE OPERATOR < (LEFTARG = smallint, RIGHTARG = snowflake, FUNCTION = _snowflake_lt, COMMUTATOR = >, NEGATOR = >=, RESTRICT = scalarltsel, JOIN = scalarltjoinsel);
+COMMENT ON OPERATOR < (smallint, snowflake) IS 'less than';
+CREATE OPERATOR <= (LEFTARG = smallint, RIGHTARG = snowflake, FUNCTION = _snowflake_le, COMMUTATOR = >=, NEGATOR = >, RESTRICT = scalarlesel, JOIN = scalarlejoinsel);
+COMMENT ON OPERATOR <= (smallint, snowflake) IS 'less than or equal to';
+CREATE OPERATOR > (LEFTARG = smallint, RIGHTARG = snowflake, FUNCTION = _snowflake_gt, COMMUTATOR = <, NEGATOR = <=, RESTRICT = scalargtsel, JOIN = scalargtjoinsel);
+COMMENT ON OPERATOR > (smallint, snowflake) IS 'greater than';
+CREATE OPERATOR >= (LEFTARG = smallint, RIGHTARG = snowflake, FUNCTION = _snowflake_ge, COMMUTATOR = <=, NEGATOR = <, RESTRICT = scalargesel, JOIN = scalargejoinsel);
+COMMENT ON OPERATOR >= (smallint, snowflake) IS 'greater than or equal to';
 
--- index and hash support
+-- index and hash support: int8's functions. bigint's hash functions are not
+-- LEAKPROOF in core, so ours are not either.
 
 CREATE FUNCTION _snowflake_sortsupport(internal) RETURNS void
     AS 'btint8sortsupport' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION _snowflake_sortsupport(internal) IS 'B-tree support: sort support, int8''s';
 CREATE FUNCTION _snowflake_in_range(snowflake, snowflake, bigint, boolean, boolean) RETURNS boolean
     AS 'in_range_int8_int8' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE;
-CREATE FUNCTION _snowflake_hash(snowflake) RETURNS integer
-    AS 'hashint8' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
-CREATE FUNCTION _snowflake_hash_extended(snowflake, bigint) RETURNS bigint
-    AS 'hashint8extended' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
-COMMENT ON FUNCTION _snowflake_sortsupport(internal) IS 'B-tree support: sort support, int8''s';
 COMMENT ON FUNCTION _snowflake_in_range(snowflake, snowflake, bigint, boolean, boolean) IS 'B-tree support: window frames RANGE BETWEEN n PRECEDING/FOLLOWING';
+CREATE FUNCTION _snowflake_hash(snowflake) RETURNS integer
+    AS 'hashint8' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION _snowflake_hash(snowflake) IS 'hash support: bigint''s hash';
+CREATE FUNCTION _snowflake_hash_extended(snowflake, bigint) RETURNS bigint
+    AS 'hashint8extended' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION _snowflake_hash_extended(snowflake, bigint) IS 'hash support: bigint''s extended hash';
 
 -- operator classes. snowflake joins core's integer_ops B-tree and hash
@@ -396,7 +409,8 @@ COMMENT ON FUNCTION _snowflake_hash_extended(snowflake, bigint) IS 'hash support
 -- a family, and a core family is never dumped: pg_upgrade would lose them,
 -- and fail on any foreign key between snowflake and a core integer.
 -- snowflake_repair_integer_ops() adds them and binds every member to our
--- classes, here and (as the README says) after each pg_upgrade.
+-- classes: here, and in pg_upgrade's restore, where the library runs it once
+-- both classes are restored, so that no step is left for after the upgrade.
 
 CREATE OPERATOR CLASS snowflake_ops FOR TYPE snowflake USING btree FAMILY pg_catalog.integer_ops AS
     OPERATOR 1 <, OPERATOR 2 <=, OPERATOR 3 =, OPERATOR 4 >=, OPERATOR 5 >,
@@ -491,7 +505,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION snowflake_repair_integer_ops() IS
-    'adds snowflake''s members to core''s integer_ops families where missing and binds them to its classes (run after pg_upgrade); returns how many it changed';
+    'adds snowflake''s members to core''s integer_ops families where missing and binds them to its classes (pg_upgrade''s restore runs it); returns how many it changed';
 REVOKE ALL ON FUNCTION snowflake_repair_integer_ops() FROM PUBLIC;
 SELECT snowflake_repair_integer_ops();
 
@@ -511,40 +525,107 @@ CREATE OPERATOR CLASS snowflake_minmax_ops DEFAULT FOR TYPE snowflake USING brin
     OPERATOR 4 >= (snowflake, smallint), OPERATOR 5 > (snowflake, smallint);
 COMMENT ON OPERATOR CLASS snowflake_minmax_ops USING brin IS 'default BRIN class for snowflake: minmax';
 
--- decoding: one overload, on bigint, serves snowflake too (it widens to bigint).
--- The one-argument forms honour snowflake.epoch and are STABLE; the forms
--- taking the epoch are IMMUTABLE (index expressions, generated columns,
--- CHECK constraints, partition bounds).
+-- decoding: one overload, on bigint, serves snowflake too (it widens to
+-- bigint). The one-argument forms honour snowflake.epoch and snowflake.layout
+-- and are STABLE. The forms given the epoch and the layout are IMMUTABLE
+-- (index expressions, generated columns, CHECK constraints, partition
+-- bounds); the layout is in snowflake.layout's grammar ('default', 'js53',
+-- 'sonyflake_style', '[unit=<n>ms] time=<bits> worker=<bits> sequence=<bits>';
+-- 'sonyflake' with Sonyflake's epoch only). The forms given an epoch and no
+-- layout decode the default layout, and refuse on a node that generates
+-- another (55000, naming the form to use): none decodes a layout silently.
 
 CREATE TYPE snowflake_fields AS (ts timestamptz, worker_id integer, sequence integer);
 COMMENT ON TYPE snowflake_fields IS 'what an id holds: its millisecond, worker id and sequence';
 
 CREATE FUNCTION snowflake_decode(id bigint) RETURNS snowflake_fields
     AS 'MODULE_PATHNAME', 'snowflake_decode' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION snowflake_decode(bigint) IS 'the time, worker id and sequence of an id, under snowflake.epoch';
 CREATE FUNCTION snowflake_decode(id bigint, epoch timestamptz) RETURNS snowflake_fields
     AS 'MODULE_PATHNAME', 'snowflake_decode_at' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-COMMENT ON FUNCTION snowflake_decode(bigint) IS 'the time, worker id and sequence of an id, under snowflake.epoch';
-COMMENT ON FUNCTION snowflake_decode(bigint, timestamptz) IS 'the time, worker id and sequence of an id, under the epoch given';
+COMMENT ON FUNCTION snowflake_decode(bigint, timestamptz) IS 'the time, worker id and sequence of an id, under the epoch given, in the default layout (refused on a node generating another: give the layout after the epoch)';
+CREATE FUNCTION snowflake_decode(id bigint, epoch timestamptz, layout text) RETURNS snowflake_fields
+    AS 'MODULE_PATHNAME', 'snowflake_decode_in' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION snowflake_decode(bigint, timestamptz, text) IS 'the time, worker id and sequence of an id, under the epoch and layout given';
 
 CREATE FUNCTION snowflake_to_timestamp(id bigint) RETURNS timestamptz
     AS 'MODULE_PATHNAME', 'snowflake_to_timestamp' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION snowflake_to_timestamp(bigint) IS 'the millisecond an id was made in, under snowflake.epoch';
 CREATE FUNCTION snowflake_to_timestamp(id bigint, epoch timestamptz) RETURNS timestamptz
     AS 'MODULE_PATHNAME', 'snowflake_to_timestamp_at' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-COMMENT ON FUNCTION snowflake_to_timestamp(bigint) IS 'the millisecond an id was made in, under snowflake.epoch';
-COMMENT ON FUNCTION snowflake_to_timestamp(bigint, timestamptz) IS 'the millisecond an id was made in, under the epoch given';
+COMMENT ON FUNCTION snowflake_to_timestamp(bigint, timestamptz) IS 'the millisecond an id was made in, under the epoch given, in the default layout (refused on a node generating another: give the layout after the epoch)';
+CREATE FUNCTION snowflake_to_timestamp(id bigint, epoch timestamptz, layout text) RETURNS timestamptz
+    AS 'MODULE_PATHNAME', 'snowflake_to_timestamp_in' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION snowflake_to_timestamp(bigint, timestamptz, text) IS 'the time an id was made in, under the epoch and layout given';
 
 CREATE FUNCTION snowflake_from_timestamp(ts timestamptz) RETURNS bigint
     AS 'MODULE_PATHNAME', 'snowflake_from_timestamp' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION snowflake_from_timestamp(timestamptz) IS 'the smallest id of the timestamp''s millisecond under snowflake.epoch: id >= from(t1) AND id < from(t2) selects [t1, t2)';
 CREATE FUNCTION snowflake_from_timestamp(ts timestamptz, epoch timestamptz) RETURNS bigint
     AS 'MODULE_PATHNAME', 'snowflake_from_timestamp_at' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-COMMENT ON FUNCTION snowflake_from_timestamp(timestamptz) IS 'the smallest id of the timestamp''s millisecond under snowflake.epoch: id >= from(t1) AND id < from(t2) selects [t1, t2)';
-COMMENT ON FUNCTION snowflake_from_timestamp(timestamptz, timestamptz) IS 'the smallest id of the timestamp''s millisecond under the epoch given';
+COMMENT ON FUNCTION snowflake_from_timestamp(timestamptz, timestamptz) IS 'the smallest id of the timestamp''s millisecond under the epoch given, in the default layout (refused on a node generating another: give the layout after the epoch)';
+CREATE FUNCTION snowflake_from_timestamp(ts timestamptz, epoch timestamptz, layout text) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'snowflake_from_timestamp_in' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION snowflake_from_timestamp(timestamptz, timestamptz, text) IS 'the smallest id of the timestamp''s time unit under the epoch and layout given: id >= from(t1) AND id < from(t2) selects [t1, t2)';
 
--- adopting snowflake in an existing schema, and partitioning by the time in
--- the ids. PL/pgSQL that runs DDL as the caller (SECURITY INVOKER): the
--- caller must own what is altered or created. The extension is relocatable:
--- PL/pgSQL finds its functions through pg_extension, SQL-standard bodies
--- (BEGIN ATOMIC) are bound when made; neither through the search_path.
+-- other systems' ids: twitter, discord, instagram, sonyflake, pgedge,
+-- mastodon, or a custom layout 'epoch=... [unit=Nms] time=N worker=N sequence=N'
+-- (fields from the highest bits down). The layout is always explicit, so
+-- these are IMMUTABLE.
+
+CREATE FUNCTION snowflake_decode_as(id bigint, layout text) RETURNS snowflake_fields
+    AS 'MODULE_PATHNAME', 'snowflake_decode_as' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION snowflake_decode_as(bigint, text) IS 'the time, worker (node, shard, machine) and sequence of another system''s id, under a named or custom layout';
+CREATE FUNCTION snowflake_from_timestamp_as(ts timestamptz, layout text) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'snowflake_from_timestamp_as' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION snowflake_from_timestamp_as(timestamptz, text) IS 'the smallest id of the timestamp''s time unit under a named or custom layout: id >= from(t1) AND id < from(t2) selects [t1, t2)';
+
+-- short text forms: fixed width, so that sorting the text (C collation)
+-- sorts the ids. One overload, on bigint, serves snowflake too. Decoding
+-- throws on bad text, so none of these is LEAKPROOF.
+
+CREATE FUNCTION snowflake_to_base32(id bigint) RETURNS text
+    AS 'MODULE_PATHNAME', 'snowflake_to_base32' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION snowflake_to_base32(bigint) IS 'the id as 13 Crockford base32 characters, upper case; sorts as the id';
+CREATE FUNCTION snowflake_from_base32(text) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'snowflake_from_base32' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION snowflake_from_base32(text) IS 'the id of 13 Crockford base32 characters: any case, I and L as 1, O as 0, no hyphens';
+CREATE FUNCTION snowflake_to_base62(id bigint) RETURNS text
+    AS 'MODULE_PATHNAME', 'snowflake_to_base62' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION snowflake_to_base62(bigint) IS 'the id as 11 base62 characters (0-9A-Za-z); sorts as the id in the C collation';
+CREATE FUNCTION snowflake_from_base62(text) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'snowflake_from_base62' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION snowflake_from_base62(text) IS 'the id of 11 base62 characters (0-9A-Za-z, case-sensitive)';
+
+-- public ids: FF1 (NIST SP 800-38G) with AES over the id's 63 bits, as 13
+-- Crockford base32 characters naming the key: a keyed permutation, decoded
+-- back to the primary key. The keys live in the file that
+-- snowflake.public_key_file names, never in a setting, a catalog or a dump.
+-- The one-argument forms read the file's keys (STABLE); the forms given a key
+-- id (0..3) are IMMUTABLE: a key id keeps its key (its binding,
+-- pg_snowflake/public_keys) until retired on purpose. Decoding throws on bad
+-- text: not LEAKPROOF.
+
+CREATE FUNCTION snowflake_to_public(id bigint) RETURNS text
+    AS 'MODULE_PATHNAME', 'snowflake_to_public' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION snowflake_to_public(bigint) IS 'the public form of an id under the first key of snowflake.public_key_file: 13 characters that hide its time, node and volume';
+CREATE FUNCTION snowflake_from_public(public_id text) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'snowflake_from_public' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION snowflake_from_public(text) IS 'the id of a public form, under the key of snowflake.public_key_file it names: WHERE id = snowflake_from_public($1) reads the primary key';
+CREATE FUNCTION snowflake_to_public(id bigint, key_id integer) RETURNS text
+    AS 'MODULE_PATHNAME', 'snowflake_to_public_key_id' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION snowflake_to_public(bigint, integer) IS 'the public form of an id under the key of snowflake.public_key_file with the key id given (0..3): for index expressions and generated columns';
+CREATE FUNCTION snowflake_from_public(public_id text, key_id integer) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'snowflake_from_public_key_id' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION snowflake_from_public(text, integer) IS 'the id of a public form made under the key id given (0..3)';
+CREATE FUNCTION snowflake_retire_public_key_id(key_id integer) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'snowflake_retire_public_key_id' LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION snowflake_retire_public_key_id(integer) IS 'unbinds a key id that snowflake.public_key_file no longer holds, so that a new key may take it (its old public ids then decode to other ids): superusers only';
+REVOKE ALL ON FUNCTION snowflake_retire_public_key_id(integer) FROM PUBLIC;
+
+-- adopting snowflake in an existing schema. PL/pgSQL that runs DDL as the
+-- caller (SECURITY INVOKER), as do the partition helpers below: the caller
+-- must own what is altered or created.
 
 CREATE FUNCTION snowflake_convert_column(tbl regclass, col name, dry_run boolean DEFAULT false,
                                          subscribers_widened boolean DEFAULT false)
@@ -896,7 +977,10 @@ END $$;
 COMMENT ON FUNCTION snowflake_convert_column(regclass, name, boolean, boolean) IS 'turns a serial, identity (BY DEFAULT) or nextval() key into bigint DEFAULT snowflake_nextval(), widening the foreign keys that reference it; a row per step and table (partitions and children included) with its rows and how long the locks have been held; dry_run shows the statements only and works read-only; refuses GENERATED ALWAYS, a published table unless subscribers_widened, and CHECK constraints or domains that snowflake ids would violate';
 
 -- time partitioning: a table partitioned by RANGE of a bigint or snowflake id
--- holds in each partition the ids of one UTC hour, day, week, month or year
+-- holds in each partition the ids of one UTC hour, day, week, month or year.
+-- The bounds take the forms of decoding: under the epoch and layout given
+-- (IMMUTABLE), under the epoch given in the default layout, or under
+-- snowflake.epoch and snowflake.layout (STABLE).
 
 CREATE FUNCTION _snowflake_partition_unit(unit text) RETURNS text
     LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
@@ -919,15 +1003,32 @@ BEGIN ATOMIC
            LATERAL (SELECT t.utc_start AT TIME ZONE 'UTC' AS from_ts,
                            (t.utc_start + ('1 ' || u.unit)::interval) AT TIME ZONE 'UTC' AS to_ts) b;
 END;
+COMMENT ON FUNCTION snowflake_partition_bounds(timestamptz, text, timestamptz) IS 'the ids of the UTC hour, day, week, month or year holding ts, under the epoch given, in the default layout (refused on a node generating another: give the layout after the epoch): FOR VALUES FROM (from_id) TO (to_id)';
+
+CREATE FUNCTION snowflake_partition_bounds(ts timestamptz, unit text, epoch timestamptz, layout text,
+        OUT from_id bigint, OUT to_id bigint, OUT from_ts timestamptz, OUT to_ts timestamptz)
+    LANGUAGE SQL IMMUTABLE STRICT PARALLEL SAFE
+BEGIN ATOMIC
+    SELECT snowflake_from_timestamp(b.from_ts, epoch, layout), snowflake_from_timestamp(b.to_ts, epoch, layout), b.from_ts, b.to_ts
+      FROM (SELECT _snowflake_partition_unit(unit) AS unit) u,
+           LATERAL (SELECT date_trunc(u.unit, ts AT TIME ZONE 'UTC') AS utc_start) t,
+           LATERAL (SELECT t.utc_start AT TIME ZONE 'UTC' AS from_ts,
+                           (t.utc_start + ('1 ' || u.unit)::interval) AT TIME ZONE 'UTC' AS to_ts) b;
+END;
+COMMENT ON FUNCTION snowflake_partition_bounds(timestamptz, text, timestamptz, text) IS 'the ids of the UTC hour, day, week, month or year holding ts, under the epoch and layout given: FOR VALUES FROM (from_id) TO (to_id)';
+
+-- under snowflake.epoch and snowflake.layout: the period's times are computed
+-- here, as the form given an epoch refuses in other layouts
 CREATE FUNCTION snowflake_partition_bounds(ts timestamptz, unit text,
         OUT from_id bigint, OUT to_id bigint, OUT from_ts timestamptz, OUT to_ts timestamptz)
     LANGUAGE SQL STABLE STRICT PARALLEL SAFE
 BEGIN ATOMIC
-    -- the period's times from the IMMUTABLE form, its ids in this node's layout
     SELECT snowflake_from_timestamp(b.from_ts), snowflake_from_timestamp(b.to_ts), b.from_ts, b.to_ts
-      FROM snowflake_partition_bounds(ts, unit, snowflake_to_timestamp(0)) b;
+      FROM (SELECT _snowflake_partition_unit(unit) AS unit) u,
+           LATERAL (SELECT date_trunc(u.unit, ts AT TIME ZONE 'UTC') AS utc_start) t,
+           LATERAL (SELECT t.utc_start AT TIME ZONE 'UTC' AS from_ts,
+                           (t.utc_start + ('1 ' || u.unit)::interval) AT TIME ZONE 'UTC' AS to_ts) b;
 END;
-COMMENT ON FUNCTION snowflake_partition_bounds(timestamptz, text, timestamptz) IS 'the ids of the UTC hour, day, week, month or year holding ts, under the epoch given, in the default layout: FOR VALUES FROM (from_id) TO (to_id)';
 COMMENT ON FUNCTION snowflake_partition_bounds(timestamptz, text) IS 'the ids of the UTC hour, day, week, month or year holding ts, under snowflake.epoch and snowflake.layout: FOR VALUES FROM (from_id) TO (to_id)';
 
 CREATE FUNCTION snowflake_partitions(parent regclass)
@@ -1029,54 +1130,6 @@ BEGIN
 END $$;
 COMMENT ON FUNCTION snowflake_id_span(interval, boolean) IS 'how many ids a span of time holds (ms << 22 in the default layout; snowflake.layout''s): pg_partman''s retention, and with aligned => true its p_interval (refusing spans the epoch is not a multiple of)';
 
--- short text forms: fixed width, so that sorting the text (C collation)
--- sorts the ids. One overload, on bigint, serves snowflake too. Decoding
--- throws on bad text, so none of these is LEAKPROOF.
-
-CREATE FUNCTION snowflake_to_base32(id bigint) RETURNS text
-    AS 'MODULE_PATHNAME', 'snowflake_to_base32' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-CREATE FUNCTION snowflake_from_base32(text) RETURNS bigint
-    AS 'MODULE_PATHNAME', 'snowflake_from_base32' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-CREATE FUNCTION snowflake_to_base62(id bigint) RETURNS text
-    AS 'MODULE_PATHNAME', 'snowflake_to_base62' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-CREATE FUNCTION snowflake_from_base62(text) RETURNS bigint
-    AS 'MODULE_PATHNAME', 'snowflake_from_base62' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-COMMENT ON FUNCTION snowflake_to_base32(bigint) IS 'the id as 13 Crockford base32 characters, upper case; sorts as the id';
-COMMENT ON FUNCTION snowflake_from_base32(text) IS 'the id of 13 Crockford base32 characters: any case, I and L as 1, O as 0, no hyphens';
-COMMENT ON FUNCTION snowflake_to_base62(bigint) IS 'the id as 11 base62 characters (0-9A-Za-z); sorts as the id in the C collation';
-COMMENT ON FUNCTION snowflake_from_base62(text) IS 'the id of 11 base62 characters (0-9A-Za-z, case-sensitive)';
-
--- public ids: FF1 (NIST SP 800-38G) with AES over the id's 63 bits, as 13
--- Crockford base32 characters naming the key: a keyed permutation, decoded
--- back to the primary key. The one-argument forms read snowflake.public_key
--- (STABLE); the forms given a key (16, 24 or 32 bytes) are IMMUTABLE.
--- Decoding throws on bad text: not LEAKPROOF.
-
-CREATE FUNCTION snowflake_to_public(id bigint) RETURNS text
-    AS 'MODULE_PATHNAME', 'snowflake_to_public' LANGUAGE C STABLE STRICT PARALLEL SAFE;
-CREATE FUNCTION snowflake_from_public(public_id text) RETURNS bigint
-    AS 'MODULE_PATHNAME', 'snowflake_from_public' LANGUAGE C STABLE STRICT PARALLEL SAFE;
-CREATE FUNCTION snowflake_to_public(id bigint, key bytea) RETURNS text
-    AS 'MODULE_PATHNAME', 'snowflake_to_public_with_key' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-CREATE FUNCTION snowflake_from_public(public_id text, key bytea) RETURNS bigint
-    AS 'MODULE_PATHNAME', 'snowflake_from_public_with_key' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-COMMENT ON FUNCTION snowflake_to_public(bigint) IS 'the public form of an id under snowflake.public_key: 13 characters that hide its time, node and volume';
-COMMENT ON FUNCTION snowflake_from_public(text) IS 'the id of a public form, under the key of snowflake.public_key it names: WHERE id = snowflake_from_public($1) reads the primary key';
-COMMENT ON FUNCTION snowflake_to_public(bigint, bytea) IS 'the public form of an id under the AES key given (key id 0)';
-COMMENT ON FUNCTION snowflake_from_public(text, bytea) IS 'the id of a public form made under the AES key given';
-
--- other systems' ids: twitter, discord, instagram, sonyflake, pgedge,
--- mastodon, or a custom layout 'epoch=... [unit=Nms] time=N worker=N sequence=N'
--- (fields from the highest bits down). The layout is always explicit, so
--- these are IMMUTABLE.
-
-CREATE FUNCTION snowflake_decode_as(id bigint, layout text) RETURNS snowflake_fields
-    AS 'MODULE_PATHNAME', 'snowflake_decode_as' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-CREATE FUNCTION snowflake_from_timestamp_as(ts timestamptz, layout text) RETURNS bigint
-    AS 'MODULE_PATHNAME', 'snowflake_from_timestamp_as' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-COMMENT ON FUNCTION snowflake_decode_as(bigint, text) IS 'the time, worker (node, shard, machine) and sequence of another system''s id, under a named or custom layout';
-COMMENT ON FUNCTION snowflake_from_timestamp_as(timestamptz, text) IS 'the smallest id of the timestamp''s time unit under a named or custom layout: id >= from(t1) AND id < from(t2) selects [t1, t2)';
-
 -- the fleet check: which worker ids made the keys of a table (an aggregator
 -- of several nodes sees an unexpected or shared worker id). It reads the
 -- table, so STABLE, and PARALLEL RESTRICTED (a temporary table cannot be read
@@ -1111,233 +1164,34 @@ COMMENT ON FUNCTION snowflake_workers(regclass, name) IS 'the worker ids in a ta
 -- window of id times [from, until) that never overlaps another grant of the
 -- same worker id: from is the registry's clock, or later: the worker id's
 -- high-water mark (the highest until ever granted, lowered only by its
--- holder's clean release to the time after its last id) or the floor. A node's background worker
--- calls claim, renew and release; the row lock of the settings row orders
--- the claims. Times are ms since 1970 (the registry's clock_timestamp()).
-
-CREATE FUNCTION snowflake_registry_create(worker_ids int4range DEFAULT '[0,1024)',
-                                          quarantine interval DEFAULT '10 min')
-    RETURNS void LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
-BEGIN
-    IF lower(worker_ids) IS NULL OR upper(worker_ids) IS NULL OR lower(worker_ids) < 0 OR upper(worker_ids) > 65536 THEN
-        RAISE EXCEPTION 'the worker ids of a registry are a bounded range within [0,65536), not %', worker_ids
-            USING ERRCODE = '22023';
-    END IF;
-    CREATE SCHEMA snowflake_registry;
-    COMMENT ON SCHEMA snowflake_registry IS 'the snowflake registry: worker ids granted to nodes as windows of id times';
-    CREATE TABLE snowflake_registry.settings (
-        one boolean PRIMARY KEY DEFAULT true CHECK (one),
-        floor_ms bigint NOT NULL DEFAULT 0,   -- no window starts below it (snowflake_registry_raise_floor)
-        quarantine_ms bigint NOT NULL CHECK (quarantine_ms >= 0),  -- an expired grant's worker id rests this long
-        epoch_ms bigint,  -- the fleet's snowflake.epoch and snowflake.layout, from the first claim
-        layout text);
-    INSERT INTO snowflake_registry.settings (quarantine_ms)
-        VALUES ((extract(epoch FROM quarantine) * 1000)::bigint);
-    CREATE TABLE snowflake_registry.workers (
-        worker_id integer PRIMARY KEY,
-        fencing_epoch bigint NOT NULL DEFAULT 0,  -- grants of this worker id so far
-        holder text,          -- the holding server's incarnation (made at its start, kept in memory); NULL: released
-        holder_name text,     -- host:port and data directory of the holder, or of the last one
-        window_from_ms bigint,
-        high_water_ms bigint NOT NULL DEFAULT 0,  -- no id of this worker id is at or past it
-        expires_ms bigint,    -- the window's end: the holder refuses ids from then on
-        renewed_ms bigint,
-        released_ms bigint);
-    INSERT INTO snowflake_registry.workers (worker_id)
-        SELECT generate_series(lower(worker_ids), upper(worker_ids) - 1);
-    CREATE TABLE snowflake_registry.grants (
-        worker_id integer NOT NULL,
-        fencing_epoch bigint NOT NULL,
-        holder_name text NOT NULL,
-        from_ms bigint NOT NULL,
-        until_ms bigint NOT NULL,  -- renewals raise it; a clean release lowers it to after the last id
-        granted_ms bigint NOT NULL,
-        PRIMARY KEY (worker_id, fencing_epoch));
-    CREATE VIEW snowflake_registry.claims AS
-        SELECT w.worker_id,
-               CASE WHEN w.holder IS NULL THEN 'free'
-                    WHEN w.expires_ms > n.ms THEN 'held'
-                    WHEN w.expires_ms + s.quarantine_ms > n.ms THEN 'quarantine'
-                    ELSE 'free' END AS state,
-               w.holder_name, w.fencing_epoch,
-               to_timestamp(w.window_from_ms / 1000.0) AS window_from,
-               to_timestamp(w.expires_ms / 1000.0) AS window_until,
-               to_timestamp(w.renewed_ms / 1000.0) AS renewed_at,
-               to_timestamp(w.released_ms / 1000.0) AS released_at
-          FROM snowflake_registry.workers w, snowflake_registry.settings s,
-               LATERAL (SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint AS ms) n;
-    COMMENT ON VIEW snowflake_registry.claims IS 'each worker id of the registry: held, in quarantine (its holder stopped renewing) or free, with its holder and window';
-END $$;
-COMMENT ON FUNCTION snowflake_registry_create(int4range, interval) IS 'creates the registry of a fleet''s worker ids in the current database (schema snowflake_registry): the worker ids it grants, and how long the worker id of a holder that stopped renewing rests';
-
-CREATE FUNCTION snowflake_registry_claim(holder text, holder_name text, previous integer, max_worker integer,
-                                         window_ms bigint, epoch_ms bigint, layout text,
-                                         OUT worker_id integer, OUT fencing_epoch bigint, OUT from_ms bigint,
-                                         OUT until_ms bigint, OUT now_ms bigint)
-    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
-DECLARE
-    s snowflake_registry.settings;
-    w snowflake_registry.workers;
-    counts text;
-BEGIN
-    -- not STRICT (previous may be NULL), so a NULL holder cannot make a grant that looks free
-    IF holder IS NULL OR holder_name IS NULL OR max_worker IS NULL OR window_ms IS NULL OR window_ms < 1
-       OR epoch_ms IS NULL OR layout IS NULL THEN
-        RAISE EXCEPTION 'a claim needs a holder, its name, the highest worker id, a window of at least 1 ms, the epoch and the layout'
-            USING ERRCODE = '22023';
-    END IF;
-    SELECT * INTO STRICT s FROM snowflake_registry.settings FOR UPDATE;  -- one claim at a time
-    now_ms := (extract(epoch FROM clock_timestamp()) * 1000)::bigint;
-    IF s.epoch_ms IS NULL THEN
-        UPDATE snowflake_registry.settings SET epoch_ms = snowflake_registry_claim.epoch_ms, layout = snowflake_registry_claim.layout;
-    ELSIF s.epoch_ms <> snowflake_registry_claim.epoch_ms OR s.layout <> snowflake_registry_claim.layout THEN
-        RAISE EXCEPTION 'this registry grants worker ids for snowflake.epoch % and snowflake.layout "%", not % and "%"',
-            to_timestamp(s.epoch_ms / 1000.0), s.layout, to_timestamp(snowflake_registry_claim.epoch_ms / 1000.0), snowflake_registry_claim.layout
-            USING ERRCODE = '22023',
-                  HINT = 'Every node of a fleet has the same epoch and layout; a node of another fleet needs a registry of its own.';
-    END IF;
-    -- the grant this server holds already (its background worker started again)
-    SELECT * INTO w FROM snowflake_registry.workers r WHERE r.holder = snowflake_registry_claim.holder FOR UPDATE;
-    IF FOUND THEN
-        UPDATE snowflake_registry.workers r
-           SET expires_ms = greatest(r.expires_ms, now_ms + window_ms), high_water_ms = greatest(r.high_water_ms, now_ms + window_ms),
-               renewed_ms = now_ms
-         WHERE r.worker_id = w.worker_id RETURNING r.expires_ms INTO until_ms;
-        UPDATE snowflake_registry.grants g SET until_ms = snowflake_registry_claim.until_ms
-         WHERE g.worker_id = w.worker_id AND g.fencing_epoch = w.fencing_epoch;
-        worker_id := w.worker_id; fencing_epoch := w.fencing_epoch; from_ms := w.window_from_ms;
-        RETURN;
-    END IF;
-    -- the worker id this server released cleanly, or the one free the longest
-    SELECT * INTO w FROM snowflake_registry.workers r
-     WHERE r.worker_id = previous AND r.worker_id <= max_worker AND r.holder IS NULL AND r.holder_name = snowflake_registry_claim.holder_name
-       FOR UPDATE;
-    IF NOT FOUND THEN
-        SELECT * INTO w FROM snowflake_registry.workers r
-         WHERE r.worker_id <= max_worker AND (r.holder IS NULL OR r.expires_ms + s.quarantine_ms <= now_ms)
-         ORDER BY CASE WHEN r.holder IS NULL THEN r.released_ms ELSE r.expires_ms + s.quarantine_ms END NULLS FIRST, r.worker_id
-         LIMIT 1 FOR UPDATE;
-    END IF;
-    IF NOT FOUND THEN
-        SELECT format('%s held, %s in quarantine', count(*) FILTER (WHERE c.state = 'held'),
-                      count(*) FILTER (WHERE c.state = 'quarantine'))
-          INTO counts FROM snowflake_registry.claims c WHERE c.worker_id <= max_worker;
-        RAISE EXCEPTION 'no worker id is free in the snowflake registry'
-            USING ERRCODE = '53400', DETAIL = format('Of its worker ids up to %s: %s.', max_worker, counts),
-                  HINT = 'Release the worker id of a server that is gone for good with snowflake_registry_release(worker_id), or wait for the quarantine to end.';
-    END IF;
-    from_ms := greatest(w.high_water_ms, s.floor_ms, now_ms);
-    until_ms := greatest(now_ms, from_ms) + window_ms;
-    worker_id := w.worker_id;
-    fencing_epoch := w.fencing_epoch + 1;
-    UPDATE snowflake_registry.workers r
-       SET fencing_epoch = snowflake_registry_claim.fencing_epoch, holder = snowflake_registry_claim.holder, holder_name = snowflake_registry_claim.holder_name,
-           window_from_ms = from_ms, high_water_ms = until_ms, expires_ms = until_ms, renewed_ms = now_ms, released_ms = NULL
-     WHERE r.worker_id = w.worker_id;
-    INSERT INTO snowflake_registry.grants VALUES (worker_id, fencing_epoch, holder_name, from_ms, until_ms, now_ms);
-END $$;
-COMMENT ON FUNCTION snowflake_registry_claim(text, text, integer, integer, bigint, bigint, text) IS 'grants a node a worker id and a window of id times (called by the node''s background worker)';
-
-CREATE FUNCTION snowflake_registry_renew(worker_id integer, fencing_epoch bigint, holder text, window_ms bigint,
-                                         OUT until_ms bigint, OUT now_ms bigint)
-    LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
-BEGIN
-    now_ms := (extract(epoch FROM clock_timestamp()) * 1000)::bigint;
-    UPDATE snowflake_registry.workers r
-       SET expires_ms = greatest(r.expires_ms, now_ms + window_ms), high_water_ms = greatest(r.high_water_ms, now_ms + window_ms),
-           renewed_ms = now_ms
-     WHERE r.worker_id = snowflake_registry_renew.worker_id AND r.fencing_epoch = snowflake_registry_renew.fencing_epoch AND r.holder = snowflake_registry_renew.holder
-     RETURNING r.expires_ms INTO until_ms;
-    IF NOT FOUND THEN
-        RETURN;  -- until_ms NULL: the grant is gone (another holder, or released)
-    END IF;
-    UPDATE snowflake_registry.grants g SET until_ms = snowflake_registry_renew.until_ms
-     WHERE g.worker_id = snowflake_registry_renew.worker_id AND g.fencing_epoch = snowflake_registry_renew.fencing_epoch;
-END $$;
-COMMENT ON FUNCTION snowflake_registry_renew(integer, bigint, text, bigint) IS 'extends a node''s window, if the grant is still its own (called by the node''s background worker)';
-
-CREATE FUNCTION snowflake_registry_release(worker_id integer, fencing_epoch bigint, holder text, used_until_ms bigint)
-    RETURNS boolean LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
-DECLARE
-    now_ms bigint := (extract(epoch FROM clock_timestamp()) * 1000)::bigint;
-    mark bigint;
-BEGIN
-    UPDATE snowflake_registry.workers r
-       SET holder = NULL, released_ms = now_ms, expires_ms = least(r.expires_ms, now_ms),
-           high_water_ms = greatest(r.window_from_ms, least(r.high_water_ms, used_until_ms))
-     WHERE r.worker_id = snowflake_registry_release.worker_id AND r.fencing_epoch = snowflake_registry_release.fencing_epoch AND r.holder = snowflake_registry_release.holder
-     RETURNING r.high_water_ms INTO mark;
-    IF NOT FOUND THEN
-        RETURN false;
-    END IF;
-    UPDATE snowflake_registry.grants g SET until_ms = mark
-     WHERE g.worker_id = snowflake_registry_release.worker_id AND g.fencing_epoch = snowflake_registry_release.fencing_epoch;
-    RETURN true;
-END $$;
-COMMENT ON FUNCTION snowflake_registry_release(integer, bigint, text, bigint) IS 'a node''s clean release of its worker id, its last id being below used_until_ms (called at a clean shutdown)';
-
-CREATE FUNCTION snowflake_registry_release(worker_id integer)
-    RETURNS boolean LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
-BEGIN
-    UPDATE snowflake_registry.workers r SET holder = NULL, released_ms = (extract(epoch FROM clock_timestamp()) * 1000)::bigint
-     WHERE r.worker_id = snowflake_registry_release.worker_id AND r.holder IS NOT NULL;
-    RETURN FOUND;
-END $$;
-COMMENT ON FUNCTION snowflake_registry_release(integer) IS 'frees the worker id of a server that is gone for good, without waiting for its quarantine; its next window still starts after the last one granted';
-
-CREATE FUNCTION snowflake_registry_raise_floor(to_ts timestamptz)
-    RETURNS timestamptz LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
-DECLARE
-    floor_ms bigint;
-BEGIN
-    UPDATE snowflake_registry.settings s SET floor_ms = greatest(s.floor_ms, (extract(epoch FROM to_ts) * 1000)::bigint)
-    RETURNING s.floor_ms INTO floor_ms;
-    RETURN to_timestamp(floor_ms / 1000.0);
-END $$;
-COMMENT ON FUNCTION snowflake_registry_raise_floor(timestamptz) IS 'no window granted from now on starts before this time: after restoring the registry or failing it over, raise it past every window it may have granted (now() plus the nodes'' snowflake.registry_window)';
-
-CREATE FUNCTION snowflake_registry_check(tbl regclass, col name DEFAULT 'id')
-    RETURNS TABLE (worker_id integer, ids bigint, outside_windows bigint, first_outside timestamptz, last_outside timestamptz)
-    LANGUAGE plpgsql STABLE STRICT PARALLEL RESTRICTED SET search_path = pg_catalog, pg_temp AS $$
-DECLARE
-    ext name := (SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'snowflake');
-    spec text := (SELECT format('epoch=%s %s', s.epoch_ms, s.layout) FROM snowflake_registry.settings s);
-BEGIN
-    IF spec IS NULL THEN
-        RAISE EXCEPTION 'the snowflake registry has granted no worker id yet' USING ERRCODE = '55000';
-    END IF;
-    RETURN QUERY EXECUTE format(
-        'SELECT f.worker_id, count(*), count(*) FILTER (WHERE NOT granted),
-                min(f.ts) FILTER (WHERE NOT granted), max(f.ts) FILTER (WHERE NOT granted)
-           FROM (SELECT %2$I::bigint AS k FROM %3$s WHERE %2$I IS NOT NULL) keys,
-                LATERAL %1$I.snowflake_decode_as(k, %4$L) f,
-                LATERAL (SELECT EXISTS (SELECT 1 FROM snowflake_registry.grants g
-                                         WHERE g.worker_id = f.worker_id
-                                           AND f.ts >= to_timestamp(g.from_ms / 1000.0) AND f.ts < to_timestamp(g.until_ms / 1000.0)) AS granted) x
-          GROUP BY 1 ORDER BY 1',
-        ext, col, tbl, spec);
-END $$;
-COMMENT ON FUNCTION snowflake_registry_check(regclass, name) IS 'the fleet check against the registry: for each worker id in a table''s snowflake keys, its ids and those whose time is in no window the registry granted that worker id';
-
--- pg_upgrade keeps snowflake in core's integer_ops families: the library runs
--- snowflake_repair_integer_ops() in pg_upgrade's restore, once both classes
--- are restored, so no step is left for after the upgrade.
-COMMENT ON FUNCTION snowflake_repair_integer_ops() IS
-    'adds snowflake''s members to core''s integer_ops families where missing and binds them to its classes (pg_upgrade''s restore runs it); returns how many it changed';
-
--- registry lives: the registry knows when it begins a new life —
--- promoted (its timeline changed), restored or recovered to a point in time,
--- its database copied, or created afresh — by an identity kept in its
--- settings (a random registry id made at create, the server's system
--- identifier and timeline, the database's oid), compared at every call. A new
--- life starts a grace period of one maximum window plus the skew bound in
--- which no new window is granted and holders present the windows they hold
+-- holder's clean release to the time after its last id) or the floor. A
+-- node's background worker calls claim, present (a 1.0 node: renew) and
+-- release; the row lock of the settings row orders the claims. Times are ms
+-- since 1970 (the registry's clock_timestamp()).
+--
+-- Lives: the registry knows when it begins a new life — promoted (its
+-- timeline changed), restored or recovered to a point in time, its database
+-- copied, or created afresh — by an identity kept in its settings (a random
+-- registry id made at create, the server's system identifier and timeline,
+-- the database's oid), compared at every call. A new life starts a grace
+-- period of one maximum window plus the skew bound in which no new window is
+-- granted and holders present the windows they hold
 -- (snowflake_registry_present): a window granted by a lost life is
 -- reinstated, never granted again. Grants record the life that made them.
+--
+-- Roles: a node's role needs no privilege on the registry's tables. The
+-- functions a node's background worker calls run as the extension's owner
+-- (SECURITY DEFINER, search_path pinned), and only the roles
+-- snowflake_registry_grant names may call them: the registry's life, claim,
+-- renew (1.0 nodes), present and a node's release. The registry's other
+-- functions are its owner's (superusers, or roles they grant them to).
+-- snowflake_registry_identity is SECURITY DEFINER too, so that the registry's
+-- functions read the server's identity whoever calls them. No registry
+-- function is left to PUBLIC; its schema and tables never were.
 
 -- The server's identity, for the registry's functions: the registry's role
--- need not read pg_control. The extension's one SECURITY DEFINER function:
--- its SQL-standard body is bound when made, never through a search_path.
+-- need not read pg_control. Its SQL-standard body is bound when made, never
+-- through a search_path.
 CREATE FUNCTION snowflake_registry_identity(OUT system_identifier bigint, OUT timeline bigint, OUT database_oid oid,
                                             OUT started_ms bigint, OUT promoted_ms bigint)
     LANGUAGE sql VOLATILE PARALLEL UNSAFE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
@@ -1353,11 +1207,12 @@ BEGIN ATOMIC
                            AS timeline) t;
 END;
 COMMENT ON FUNCTION snowflake_registry_identity() IS 'the identity of the registry''s server and database: system identifier, timeline (NULL in recovery), database oid, when the server started and when it was promoted to its timeline (its history file, NULL on the first)';
+REVOKE ALL ON FUNCTION snowflake_registry_identity() FROM PUBLIC;
 
--- The registry's shape for lives, on the settings and grants of a registry
--- made by 1.0's snowflake_registry_create (the 1.0 to 1.1 update calls it
--- when a registry is there). The largest window it granted bounds the
--- maximum window.
+-- The registry's shape for lives, added to the settings and grants of the
+-- tables snowflake_registry_create makes, and of a registry made by 1.0's
+-- (the 1.0 to 1.1 update calls it when a registry is there). The largest
+-- window it granted bounds the maximum window.
 CREATE FUNCTION snowflake_registry_add_lives()
     RETURNS void LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
@@ -1392,15 +1247,8 @@ BEGIN
     UPDATE snowflake_registry.grants g SET registry_id = s.registry_id, life = s.life FROM snowflake_registry.settings s;
 END $$;
 COMMENT ON FUNCTION snowflake_registry_add_lives() IS 'brings a registry made by snowflake 1.0 to the shape of 1.1 (its lives); the update to 1.1 does it in the database it runs in';
+REVOKE ALL ON FUNCTION snowflake_registry_add_lives() FROM PUBLIC;
 
-DO $$
-BEGIN
-    IF to_regclass('snowflake_registry.settings') IS NOT NULL THEN
-        PERFORM snowflake_registry_add_lives();
-    END IF;
-END $$;
-
-DROP FUNCTION snowflake_registry_create(int4range, interval);
 CREATE FUNCTION snowflake_registry_create(worker_ids int4range DEFAULT '[0,1024)',
                                           quarantine interval DEFAULT '10 min',
                                           max_window interval DEFAULT '90 s',
@@ -1473,12 +1321,13 @@ BEGIN
         USING HINT = 'For a new fleet, whose nodes hold no window of an earlier registry, end it with snowflake_registry_end_grace().';
 END $$;
 COMMENT ON FUNCTION snowflake_registry_create(int4range, interval, interval, interval) IS 'creates the registry of a fleet''s worker ids in the current database (schema snowflake_registry): the worker ids it grants, how long the worker id of a holder that stopped renewing rests, the longest window it grants and the clock skew it allows for; its grace period starts';
+REVOKE ALL ON FUNCTION snowflake_registry_create(int4range, interval, interval, interval) FROM PUBLIC;
 
 -- The life of the registry, beginning a new one when its identity changed:
 -- called by every call of a node.
 CREATE FUNCTION snowflake_registry_life(OUT registry_id text, OUT life text, OUT life_began_ms bigint, OUT life_change text,
                                         OUT grace_until_ms bigint, OUT max_window_ms bigint, OUT server text, OUT now_ms bigint)
-    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     ext name := (SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'snowflake');
     id record;
@@ -1539,6 +1388,7 @@ BEGIN
     now_ms := (extract(epoch FROM clock_timestamp()) * 1000)::bigint;
 END $$;
 COMMENT ON FUNCTION snowflake_registry_life() IS 'the registry''s life (begun anew when its server, timeline or database changed) and its grace period (called by nodes)';
+REVOKE ALL ON FUNCTION snowflake_registry_life() FROM PUBLIC;
 
 CREATE FUNCTION snowflake_registry_end_grace()
     RETURNS boolean LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
@@ -1555,12 +1405,13 @@ BEGIN
     RETURN coalesce(ended, false);
 END $$;
 COMMENT ON FUNCTION snowflake_registry_end_grace() IS 'ends the registry''s grace period now: safe only when it replicated synchronously, or no node can hold a window granted by an earlier life (a new fleet)';
+REVOKE ALL ON FUNCTION snowflake_registry_end_grace() FROM PUBLIC;
 
-CREATE OR REPLACE FUNCTION snowflake_registry_claim(holder text, holder_name text, previous integer, max_worker integer,
+CREATE FUNCTION snowflake_registry_claim(holder text, holder_name text, previous integer, max_worker integer,
                                          window_ms bigint, epoch_ms bigint, layout text,
                                          OUT worker_id integer, OUT fencing_epoch bigint, OUT from_ms bigint,
                                          OUT until_ms bigint, OUT now_ms bigint)
-    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     ext name := (SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'snowflake');
     s snowflake_registry.settings;
@@ -1636,10 +1487,13 @@ BEGIN
     INSERT INTO snowflake_registry.grants (worker_id, fencing_epoch, holder_name, from_ms, until_ms, granted_ms, registry_id, life)
         VALUES (worker_id, fencing_epoch, holder_name, from_ms, until_ms, now_ms, s.registry_id, s.life);
 END $$;
+COMMENT ON FUNCTION snowflake_registry_claim(text, text, integer, integer, bigint, bigint, text) IS 'grants a node a worker id and a window of id times (called by the node''s background worker)';
+REVOKE ALL ON FUNCTION snowflake_registry_claim(text, text, integer, integer, bigint, bigint, text) FROM PUBLIC;
 
-CREATE OR REPLACE FUNCTION snowflake_registry_renew(worker_id integer, fencing_epoch bigint, holder text, window_ms bigint,
+-- a 1.0 node's renewal (a 1.1 node presents its window instead)
+CREATE FUNCTION snowflake_registry_renew(worker_id integer, fencing_epoch bigint, holder text, window_ms bigint,
                                          OUT until_ms bigint, OUT now_ms bigint)
-    LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
+    LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     ext name := (SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'snowflake');
 BEGIN
@@ -1655,6 +1509,8 @@ BEGIN
     UPDATE snowflake_registry.grants g SET until_ms = snowflake_registry_renew.until_ms
      WHERE g.worker_id = snowflake_registry_renew.worker_id AND g.fencing_epoch = snowflake_registry_renew.fencing_epoch;
 END $$;
+COMMENT ON FUNCTION snowflake_registry_renew(integer, bigint, text, bigint) IS 'extends a node''s window, if the grant is still its own (called by the node''s background worker)';
+REVOKE ALL ON FUNCTION snowflake_registry_renew(integer, bigint, text, bigint) FROM PUBLIC;
 
 -- A holder's call at every renewal: renews its window, or, when the window
 -- was granted by another life or registry than this one, presents it for
@@ -1668,7 +1524,7 @@ CREATE FUNCTION snowflake_registry_present(worker_id integer, fencing_epoch bigi
                                            OUT outcome text, OUT granted_until_ms bigint, OUT reason text,
                                            OUT registry_id text, OUT life text, OUT life_change text,
                                            OUT grace_until_ms bigint, OUT server text, OUT now_ms bigint)
-    LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
+    LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     ext name := (SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'snowflake');
     l record;
@@ -1699,10 +1555,6 @@ BEGIN
             outcome := 'renewed';
             RETURN;
         END IF;
-        -- A grant of this life that the registry does not know (no grant of
-        -- the worker id at or after its fencing epoch): the registry was
-        -- rolled back (a snapshot resumed, a backup restored) without a new
-        -- start. A new life begins, and the window is presented to it.
         -- A grant of this life the registry does not know (none of the
         -- worker id at or after its fencing epoch), or one it granted again
         -- to another server for times the window covers: it was rolled back
@@ -1768,9 +1620,10 @@ BEGIN
     outcome := 'reinstated';
 END $$;
 COMMENT ON FUNCTION snowflake_registry_present(integer, bigint, text, text, bigint, bigint, bigint, text, text) IS 'a holder''s renewal, presenting its window for reinstatement when another life or registry granted it (called by the node''s background worker)';
+REVOKE ALL ON FUNCTION snowflake_registry_present(integer, bigint, text, text, bigint, bigint, bigint, text, text) FROM PUBLIC;
 
-CREATE OR REPLACE FUNCTION snowflake_registry_release(worker_id integer, fencing_epoch bigint, holder text, used_until_ms bigint)
-    RETURNS boolean LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
+CREATE FUNCTION snowflake_registry_release(worker_id integer, fencing_epoch bigint, holder text, used_until_ms bigint)
+    RETURNS boolean LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     ext name := (SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'snowflake');
     now_ms bigint;
@@ -1789,10 +1642,31 @@ BEGIN
      WHERE g.worker_id = snowflake_registry_release.worker_id AND g.fencing_epoch = snowflake_registry_release.fencing_epoch;
     RETURN true;
 END $$;
+COMMENT ON FUNCTION snowflake_registry_release(integer, bigint, text, bigint) IS 'a node''s clean release of its worker id, its last id being below used_until_ms (called at a clean shutdown)';
+REVOKE ALL ON FUNCTION snowflake_registry_release(integer, bigint, text, bigint) FROM PUBLIC;
 
+CREATE FUNCTION snowflake_registry_release(worker_id integer)
+    RETURNS boolean LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    UPDATE snowflake_registry.workers r SET holder = NULL, released_ms = (extract(epoch FROM clock_timestamp()) * 1000)::bigint
+     WHERE r.worker_id = snowflake_registry_release.worker_id AND r.holder IS NOT NULL;
+    RETURN FOUND;
+END $$;
+COMMENT ON FUNCTION snowflake_registry_release(integer) IS 'frees the worker id of a server that is gone for good, without waiting for its quarantine; its next window still starts after the last one granted';
+REVOKE ALL ON FUNCTION snowflake_registry_release(integer) FROM PUBLIC;
+
+CREATE FUNCTION snowflake_registry_raise_floor(to_ts timestamptz)
+    RETURNS timestamptz LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    floor_ms bigint;
+BEGIN
+    UPDATE snowflake_registry.settings s SET floor_ms = greatest(s.floor_ms, (extract(epoch FROM to_ts) * 1000)::bigint)
+    RETURNING s.floor_ms INTO floor_ms;
+    RETURN to_timestamp(floor_ms / 1000.0);
+END $$;
 COMMENT ON FUNCTION snowflake_registry_raise_floor(timestamptz) IS 'no window granted from now on starts before this time (a failover or restore of the registry needs no floor: its grace period covers it)';
+REVOKE ALL ON FUNCTION snowflake_registry_raise_floor(timestamptz) FROM PUBLIC;
 
-DROP FUNCTION snowflake_registry_check(regclass, name);
 CREATE FUNCTION snowflake_registry_check(tbl regclass, col name DEFAULT 'id')
     RETURNS TABLE (worker_id integer, ids bigint, outside_windows bigint, first_outside timestamptz, last_outside timestamptz,
                    lives bigint, registries bigint)
@@ -1818,143 +1692,7 @@ BEGIN
         ext, col, tbl, spec);
 END $$;
 COMMENT ON FUNCTION snowflake_registry_check(regclass, name) IS 'the fleet check against the registry: for each worker id in a table''s snowflake keys, its ids, those whose time is in no window the registry granted that worker id, and how many registry lives and registries granted the windows of its ids (more than one registry: windows reinstated from a replaced registry, or two registries granting the fleet''s worker ids)';
-
--- the type's domain: every int8. Text, binary and JSON input take
--- a negative value (a sentinel such as COALESCE(id, -1)) as every cast does,
--- so that whatever a snowflake column holds dumps, copies and replicates;
--- no id is negative, and decoding one is still an error.
-COMMENT ON FUNCTION _snowflake_in(cstring) IS 'type input: the decimal value, -9223372036854775808 to 9223372036854775807 (a negative one is a sentinel, never an id)';
-COMMENT ON FUNCTION _snowflake_recv(internal) IS 'binary input: int8''s wire form';
-COMMENT ON FUNCTION snowflake(bigint) IS 'a bigint as a snowflake, unchanged (a negative sentinel stays negative)';
-COMMENT ON FUNCTION snowflake(jsonb) IS 'a JSON integer, or a JSON string of its decimal digits, as a snowflake';
-COMMENT ON FUNCTION snowflake(json) IS 'a JSON integer, or a JSON string of its decimal digits, as a snowflake';
-COMMENT ON FUNCTION snowflake(numeric) IS 'a numeric as a snowflake, rounded as to bigint';
-COMMENT ON FUNCTION snowflake(real) IS 'a real as a snowflake, rounded as to bigint';
-COMMENT ON FUNCTION snowflake(double precision) IS 'a double precision as a snowflake, rounded as to bigint';
-COMMENT ON CAST (bigint AS snowflake) IS 'assignment: a bigint stored into a snowflake, unchanged';
-COMMENT ON CAST (numeric AS snowflake) IS 'assignment: rounded as to bigint';
-COMMENT ON CAST (real AS snowflake) IS 'assignment: rounded as to bigint';
-COMMENT ON CAST (double precision AS snowflake) IS 'assignment: rounded as to bigint';
-COMMENT ON CAST (jsonb AS snowflake) IS 'explicit: a JSON integer, or a JSON string of its decimal digits';
-COMMENT ON CAST (json AS snowflake) IS 'explicit: a JSON integer, or a JSON string of its decimal digits';
-
-
-
--- layouts named: the IMMUTABLE decoding forms take the layout
--- after the epoch, in snowflake.layout's grammar ('default', 'js53',
--- 'sonyflake_style', '[unit=<n>ms] time=<bits> worker=<bits> sequence=<bits>';
--- 'sonyflake' with Sonyflake's epoch only). The forms given an epoch and no
--- layout decode the default layout, and refuse on a node that generates
--- another (55000, naming the form to use): none decodes a layout silently.
-CREATE FUNCTION snowflake_decode(id bigint, epoch timestamptz, layout text) RETURNS snowflake_fields
-    AS 'MODULE_PATHNAME', 'snowflake_decode_in' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-CREATE FUNCTION snowflake_to_timestamp(id bigint, epoch timestamptz, layout text) RETURNS timestamptz
-    AS 'MODULE_PATHNAME', 'snowflake_to_timestamp_in' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-CREATE FUNCTION snowflake_from_timestamp(ts timestamptz, epoch timestamptz, layout text) RETURNS bigint
-    AS 'MODULE_PATHNAME', 'snowflake_from_timestamp_in' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-COMMENT ON FUNCTION snowflake_decode(bigint, timestamptz, text) IS 'the time, worker id and sequence of an id, under the epoch and layout given';
-COMMENT ON FUNCTION snowflake_to_timestamp(bigint, timestamptz, text) IS 'the time an id was made in, under the epoch and layout given';
-COMMENT ON FUNCTION snowflake_from_timestamp(timestamptz, timestamptz, text) IS 'the smallest id of the timestamp''s time unit under the epoch and layout given: id >= from(t1) AND id < from(t2) selects [t1, t2)';
-COMMENT ON FUNCTION snowflake_decode(bigint, timestamptz) IS 'the time, worker id and sequence of an id, under the epoch given, in the default layout (refused on a node generating another: give the layout after the epoch)';
-COMMENT ON FUNCTION snowflake_to_timestamp(bigint, timestamptz) IS 'the millisecond an id was made in, under the epoch given, in the default layout (refused on a node generating another: give the layout after the epoch)';
-COMMENT ON FUNCTION snowflake_from_timestamp(timestamptz, timestamptz) IS 'the smallest id of the timestamp''s millisecond under the epoch given, in the default layout (refused on a node generating another: give the layout after the epoch)';
-
-CREATE FUNCTION snowflake_partition_bounds(ts timestamptz, unit text, epoch timestamptz, layout text,
-        OUT from_id bigint, OUT to_id bigint, OUT from_ts timestamptz, OUT to_ts timestamptz)
-    LANGUAGE SQL IMMUTABLE STRICT PARALLEL SAFE
-BEGIN ATOMIC
-    SELECT snowflake_from_timestamp(b.from_ts, epoch, layout), snowflake_from_timestamp(b.to_ts, epoch, layout), b.from_ts, b.to_ts
-      FROM (SELECT _snowflake_partition_unit(unit) AS unit) u,
-           LATERAL (SELECT date_trunc(u.unit, ts AT TIME ZONE 'UTC') AS utc_start) t,
-           LATERAL (SELECT t.utc_start AT TIME ZONE 'UTC' AS from_ts,
-                           (t.utc_start + ('1 ' || u.unit)::interval) AT TIME ZONE 'UTC' AS to_ts) b;
-END;
-COMMENT ON FUNCTION snowflake_partition_bounds(timestamptz, text, timestamptz, text) IS 'the ids of the UTC hour, day, week, month or year holding ts, under the epoch and layout given: FOR VALUES FROM (from_id) TO (to_id)';
-COMMENT ON FUNCTION snowflake_partition_bounds(timestamptz, text, timestamptz) IS 'the ids of the UTC hour, day, week, month or year holding ts, under the epoch given, in the default layout (refused on a node generating another: give the layout after the epoch): FOR VALUES FROM (from_id) TO (to_id)';
--- the period's times computed here: the form given an epoch refuses in other layouts
-CREATE OR REPLACE FUNCTION snowflake_partition_bounds(ts timestamptz, unit text,
-        OUT from_id bigint, OUT to_id bigint, OUT from_ts timestamptz, OUT to_ts timestamptz)
-    LANGUAGE SQL STABLE STRICT PARALLEL SAFE
-BEGIN ATOMIC
-    SELECT snowflake_from_timestamp(b.from_ts), snowflake_from_timestamp(b.to_ts), b.from_ts, b.to_ts
-      FROM (SELECT _snowflake_partition_unit(unit) AS unit) u,
-           LATERAL (SELECT date_trunc(u.unit, ts AT TIME ZONE 'UTC') AS utc_start) t,
-           LATERAL (SELECT t.utc_start AT TIME ZONE 'UTC' AS from_ts,
-                           (t.utc_start + ('1 ' || u.unit)::interval) AT TIME ZONE 'UTC' AS to_ts) b;
-END;
-
--- labels as core's: a function that reuses a core C function
--- carries that function's labels (sql/labels.sql compares them). Widening
--- from smallint and integer and converting to numeric, real and double
--- precision cannot fail: LEAKPROOF, as core's; bigint's hash functions are
--- not LEAKPROOF in core, so ours are not either.
-ALTER FUNCTION snowflake(smallint) LEAKPROOF;
-ALTER FUNCTION snowflake(integer) LEAKPROOF;
-ALTER FUNCTION _snowflake_to_numeric(snowflake) LEAKPROOF;
-ALTER FUNCTION _snowflake_to_real(snowflake) LEAKPROOF;
-ALTER FUNCTION _snowflake_to_double(snowflake) LEAKPROOF;
-ALTER FUNCTION _snowflake_hash(snowflake) NOT LEAKPROOF;
-ALTER FUNCTION _snowflake_hash_extended(snowflake, bigint) NOT LEAKPROOF;
-
--- secrets: the keys of public ids live in the file that
--- snowflake.public_key_file names, never in a setting, a catalog or a dump.
--- 1.0's forms given the key as an argument put it into pg_indexes and every
--- dump of an object that uses them: they are dropped, and the update refuses
--- while an index, view or function uses them (docs/operations.md, "Public id
--- keys", gives the way). The forms given a key id are IMMUTABLE: a key id
--- keeps its key (its binding, pg_snowflake/public_keys) until retired on purpose.
-DO $$
-DECLARE
-    users text;
-BEGIN
-    SELECT string_agg(pg_describe_object(d.classid, d.objid, d.objsubid), ', ' ORDER BY 1)
-      INTO users
-      FROM pg_depend d
-     WHERE d.refclassid = 'pg_proc'::regclass AND d.deptype = 'n'
-       AND d.refobjid IN ('snowflake_to_public(bigint, bytea)'::regprocedure,
-                          'snowflake_from_public(text, bytea)'::regprocedure);
-    IF users IS NOT NULL THEN
-        RAISE EXCEPTION 'snowflake 1.1 drops snowflake_to_public(bigint, bytea) and snowflake_from_public(text, bytea), which % uses', users
-            USING ERRCODE = '55000',
-                  DETAIL = 'They take the key as an argument, which puts it into the catalog and every dump.',
-                  HINT = 'Drop what uses them, update, put the key in the file named by snowflake.public_key_file under key id 0 and create it again on snowflake_to_public(id, 0) or snowflake_from_public(text, 0): docs/operations.md, "Public id keys".';
-    END IF;
-END $$;
-DROP FUNCTION snowflake_to_public(bigint, bytea);
-DROP FUNCTION snowflake_from_public(text, bytea);
-CREATE FUNCTION snowflake_to_public(id bigint, key_id integer) RETURNS text
-    AS 'MODULE_PATHNAME', 'snowflake_to_public_key_id' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-CREATE FUNCTION snowflake_from_public(public_id text, key_id integer) RETURNS bigint
-    AS 'MODULE_PATHNAME', 'snowflake_from_public_key_id' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-CREATE FUNCTION snowflake_retire_public_key_id(key_id integer) RETURNS boolean
-    AS 'MODULE_PATHNAME', 'snowflake_retire_public_key_id' LANGUAGE C VOLATILE STRICT;
-REVOKE ALL ON FUNCTION snowflake_retire_public_key_id(integer) FROM PUBLIC;
-COMMENT ON FUNCTION snowflake_to_public(bigint) IS 'the public form of an id under the first key of snowflake.public_key_file: 13 characters that hide its time, node and volume';
-COMMENT ON FUNCTION snowflake_from_public(text) IS 'the id of a public form, under the key of snowflake.public_key_file it names: WHERE id = snowflake_from_public($1) reads the primary key';
-COMMENT ON FUNCTION snowflake_to_public(bigint, integer) IS 'the public form of an id under the key of snowflake.public_key_file with the key id given (0..3): for index expressions and generated columns';
-COMMENT ON FUNCTION snowflake_from_public(text, integer) IS 'the id of a public form made under the key id given (0..3)';
-COMMENT ON FUNCTION snowflake_retire_public_key_id(integer) IS 'unbinds a key id that snowflake.public_key_file no longer holds, so that a new key may take it (its old public ids then decode to other ids): superusers only';
-
--- registry roles: a node's role needs no privilege on the
--- registry's tables. The functions a node's background worker calls run as
--- the extension's owner (SECURITY DEFINER, search_path pinned), and only the
--- roles snowflake_registry_grant names may call them: the registry's lives,
--- claim, renew (1.0 nodes), present and a node's release. The registry's
--- other functions are its owner's (superusers, or roles they grant them to).
--- No registry function is left to PUBLIC; its schema and tables never were.
-
-ALTER FUNCTION snowflake_registry_life() SECURITY DEFINER;
-ALTER FUNCTION snowflake_registry_claim(text, text, integer, integer, bigint, bigint, text) SECURITY DEFINER;
-ALTER FUNCTION snowflake_registry_renew(integer, bigint, text, bigint) SECURITY DEFINER;
-ALTER FUNCTION snowflake_registry_present(integer, bigint, text, text, bigint, bigint, bigint, text, text) SECURITY DEFINER;
-ALTER FUNCTION snowflake_registry_release(integer, bigint, text, bigint) SECURITY DEFINER;
-REVOKE ALL ON FUNCTION snowflake_registry_life(), snowflake_registry_claim(text, text, integer, integer, bigint, bigint, text),
-    snowflake_registry_renew(integer, bigint, text, bigint),
-    snowflake_registry_present(integer, bigint, text, text, bigint, bigint, bigint, text, text),
-    snowflake_registry_release(integer, bigint, text, bigint), snowflake_registry_release(integer),
-    snowflake_registry_create(int4range, interval, interval, interval), snowflake_registry_end_grace(),
-    snowflake_registry_raise_floor(timestamptz), snowflake_registry_check(regclass, name),
-    snowflake_registry_identity(), snowflake_registry_add_lives() FROM PUBLIC;
+REVOKE ALL ON FUNCTION snowflake_registry_check(regclass, name) FROM PUBLIC;
 
 CREATE FUNCTION snowflake_registry_grant(node_role regrole)
     RETURNS void LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
@@ -1983,5 +1721,5 @@ BEGIN
         END IF;
     END LOOP;
 END $$;
-REVOKE ALL ON FUNCTION snowflake_registry_grant(regrole) FROM PUBLIC;
 COMMENT ON FUNCTION snowflake_registry_grant(regrole) IS 'lets a role be the one nodes connect to the registry as (in the registry''s database): connect, and execute the functions a node calls, which reach the registry''s tables for it; nothing else';
+REVOKE ALL ON FUNCTION snowflake_registry_grant(regrole) FROM PUBLIC;

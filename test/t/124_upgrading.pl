@@ -44,25 +44,36 @@ if (!defined $git_dir)
 plan skip_all => "no git repository to take release 1.0 ($release) from: set SNOWFLAKE_GIT_DIR"
   unless defined $git_dir;
 
-# --- A private copy of this installation, release 1.0 installed into it.
+# --- A private copy of this installation, release 1.0 installed into it:
+# Debian's layout (<usr>/lib/postgresql/NN/bin, the 15 leg's relocated copy),
+# or a tree of test/pg-toolchain (bin/ and debian/, relative to itself).
 chomp(my $bindir = `pg_config --bindir`);
 chomp(my $sharedir = `pg_config --sharedir`);
-my $usr = abs_path("$bindir/../../../..");    # <usr>/lib/postgresql/NN/bin
-my ($major) = $bindir =~ m{/lib/postgresql/(\d+)/bin$};
-plan skip_all => "not a Debian installation that can be copied ($bindir)"
-  unless defined $major && abs_path($sharedir) eq abs_path("$usr/share/postgresql/$major");
 my $tmp = PostgreSQL::Test::Utils::tempdir;
-my $copy = "$tmp/usr";
-make_path("$copy/lib/postgresql", "$copy/share/postgresql");
-system('cp', '-a', "$usr/lib/postgresql/$major", "$copy/lib/postgresql/") == 0 or die 'copying the installation';
-system('cp', '-a', "$usr/share/postgresql/$major", "$copy/share/postgresql/") == 0 or die 'copying the installation';
-symlink("$usr/include", "$copy/include") or die "$copy/include: $!";
-my $install = "$copy/lib/postgresql/$major";
+my ($install, $major);
+if ($bindir =~ m{/lib/postgresql/(\d+)/bin$}
+	&& abs_path($sharedir) eq abs_path("$bindir/../../../../share/postgresql/$1"))
+{
+	$major = $1;
+	my $usr = abs_path("$bindir/../../../..");
+	my $copy = "$tmp/usr";
+	make_path("$copy/lib/postgresql", "$copy/share/postgresql");
+	system('cp', '-a', "$usr/lib/postgresql/$major", "$copy/lib/postgresql/") == 0 or die 'copying the installation';
+	system('cp', '-a', "$usr/share/postgresql/$major", "$copy/share/postgresql/") == 0 or die 'copying the installation';
+	symlink("$usr/include", "$copy/include") or die "$copy/include: $!";
+	$install = "$copy/lib/postgresql/$major";
+}
+elsif (-d "$bindir/../debian")
+{
+	system('cp', '-a', dirname($bindir), "$tmp/tree") == 0 or die 'copying the installation';
+	$install = "$tmp/tree";
+}
+plan skip_all => "an installation this test cannot copy ($bindir)" unless defined $install;
 my $pg_config = "$install/bin/pg_config";
 chomp(my $copied_share = `'$pg_config' --sharedir`);
 plan skip_all => "a copy of this installation does not find its own files ($copied_share)"
-  unless abs_path($copied_share) eq abs_path("$copy/share/postgresql/$major");
-unlink glob "$copy/share/postgresql/$major/extension/snowflake*";    # 1.0 as installed: none of 1.1's scripts
+  unless $copied_share ne "" && abs_path($copied_share) =~ /^\Q@{[ abs_path($tmp) ]}\E/;
+unlink glob "$copied_share/extension/snowflake*";    # 1.0 as installed: none of 1.1's scripts
 
 my $source = "$tmp/snowflake-1.0";
 make_path($source);

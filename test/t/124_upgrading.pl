@@ -116,6 +116,8 @@ for my $db (@databases)
 		INSERT INTO public_ids SELECT id, snowflake_to_public(id, '\x} . $k0 . q{'::bytea), 0 FROM orders;});
 	is($node->safe_psql($db, "SELECT extversion FROM pg_extension WHERE extname = 'snowflake'"), '1.0', "$db: at 1.0");
 }
+# 1.0's key set for a role (the page's "Before you start": 1.1 warns at its connections)
+$node->safe_psql('postgres', "CREATE ROLE keyed LOGIN; ALTER ROLE keyed SET snowflake.public_key = '$k0'");
 my ($rc, $out, $err) = $node->psql('postgres', 'SHOW snowflake.public_key_file');
 like($err, qr/unrecognized configuration parameter/, 'the server runs 1.0: no snowflake.public_key_file');
 
@@ -299,6 +301,11 @@ for my $block (@blocks)
 			unlike($output, qr/WARNING|ERROR|FATAL/, "$where: the restarted server's log has no warning");
 			like($node->safe_psql('postgres', 'SHOW snowflake.public_key_file'), qr/^public_keys$/,
 				"$where: the server runs 1.1's library");
+			my ($rc, $out, $err) = $node->psql('postgres', 'SELECT 1', extra_params => [ '-U', 'keyed' ]);
+			like($err, qr/WARNING:  parameter "snowflake\.public_key" is no longer supported/,
+				"$where: 1.0's key set for a role: a WARNING at its connections, as the page says");
+			unlike($err, qr/\Q$k0\E/i, "$where: the warning does not quote the key");
+			$node->safe_psql('postgres', 'ALTER ROLE keyed RESET snowflake.public_key');
 		}
 	}
 	else

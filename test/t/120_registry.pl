@@ -72,6 +72,7 @@ sub status { return $_[0]->safe_psql('postgres', "SELECT $_[1] FROM snowflake_st
 	my $conninfo = registry_create($registry, 'options', '[0,4)', '1 hour');
 	my $with_options = registry_node('with_options', "$conninfo options=''-c application_name=holder_with_options''");
 	$with_options->start;
+	$with_options->safe_psql('postgres', 'CREATE EXTENSION snowflake');
 	wait_for_worker($with_options);
 	is($registry->safe_psql('options', "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'holder_with_options'"),
 		1, 'options in snowflake.registry reach the registry\'s session');

@@ -43,6 +43,10 @@ if (!defined $git_dir)
 }
 plan skip_all => "no git repository to take release 1.0 ($release) from: set SNOWFLAKE_GIT_DIR"
   unless defined $git_dir;
+# a shallow clone lacks the release's commit
+system('git', "--git-dir=$git_dir", 'cat-file', '-e', "$release^{commit}");
+plan skip_all => "the repository at $git_dir lacks release 1.0's commit $release (a shallow clone?)"
+  unless $? == 0;
 
 # --- A private copy of this installation, release 1.0 installed into it:
 # Debian's layout (<usr>/lib/postgresql/NN/bin, the 15 leg's relocated copy),

@@ -120,7 +120,7 @@ check-chaos:
 	        cat chaos-seed.log >>chaos-seeds.log; grep -E '^chaos: (seed [0-9]+|VIOLATIONS|.*the run failed)' chaos-seed.log || true; \
 	    done; \
 	done; rm -f chaos-seed.log; \
-	ids=$$(awk '/^chaos: seed [0-9]+, [0-9]+ ids/ { n += $$5 } END { print n + 0 }' chaos-seeds.log); \
+	ids=$$(awk '/^chaos: seed [0-9]+, [0-9]+ ids/ { n += $$4 } END { print n + 0 }' chaos-seeds.log); \
 	if [ -n "$$failed" ]; then echo "check-chaos: $$n seeds of $(CHAOS_SECONDS) s, $$ids ids; seeds with violations or failures:$$failed"; exit 1; fi; \
 	echo "check-chaos: $$n seeds of $(CHAOS_SECONDS) s, $$ids ids, no violation"
 

@@ -340,4 +340,25 @@ $second->start;
 like($second->safe_psql('app', 'SELECT snowflake_nextval()'), qr/^\d+$/, 'with the mark removed, it issues ids');
 $second->stop;
 
+# The old cluster as pg_upgrade starts it (-b), its sessions setting
+# quote_all_identifiers as pg_dump does, eight at once, each new (pgbench -C):
+# every one that marks the directory writes the mark whole, none fails.
+{
+	my $marked = snowflake_node('marked', 9, undef, install_path => $from);
+	$marked->start;
+	$marked->safe_psql('postgres', 'CREATE EXTENSION snowflake');
+	$marked->stop;
+	command_ok([ "$from/bin/pg_ctl", '-D', $marked->data_dir, '-o', '-b', '-l', $marked->logfile, '-w', 'start' ],
+		'the old cluster started as pg_upgrade starts it');
+	my $script = "$tmp/mark.sql";
+	append_to_file($script, "SET quote_all_identifiers = on;\nSELECT 1;\n");
+	command_ok([ "$from/bin/pgbench", '-n', '-C', '-f', $script, '-c', '8', '-j', '8', '-t', '20',
+		'-h', $marked->host, '-p', $marked->port, 'postgres' ],
+		'eight pg_dump-like sessions at once, 160 in all: none fails');
+	is(log_count($marked, qr/could not write file "pg_snowflake\/upgraded_away"/), 0, 'no session failed to write the mark');
+	ok(-e $marked->data_dir . '/pg_snowflake/upgraded_away', 'the data directory is marked');
+	is(scalar(my @left = glob($marked->data_dir . '/pg_snowflake/*.tmp')), 0, 'no temporary file is left');
+	command_ok([ "$from/bin/pg_ctl", '-D', $marked->data_dir, '-m', 'fast', '-w', 'stop' ], 'stopped');
+}
+
 done_testing();

@@ -24,6 +24,8 @@ use warnings FATAL => 'all';
 
 use File::Basename qw(dirname);
 use File::Copy qw(copy);
+use IPC::Run;
+use Time::HiRes qw(usleep);
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
@@ -352,9 +354,23 @@ $second->stop;
 		'the old cluster started as pg_upgrade starts it');
 	my $script = "$tmp/mark.sql";
 	append_to_file($script, "SET quote_all_identifiers = on;\nSELECT 1;\n");
-	command_ok([ "$from/bin/pgbench", '-n', '-C', '-f', $script, '-c', '8', '-j', '8', '-t', '20',
-		'-h', $marked->host, '-p', $marked->port, 'postgres' ],
-		'eight pg_dump-like sessions at once, 160 in all: none fails');
+	# the mark removed again and again meanwhile: many sessions write it at once
+	my $mark = $marked->data_dir . '/pg_snowflake/upgraded_away';
+	my ($out, $err) = ('', '');
+	my $sessions = IPC::Run::start([ "$from/bin/pgbench", '-n', '-C', '-f', $script, '-c', '8', '-j', '8', '-t', '40',
+		'-h', $marked->host, '-p', $marked->port, 'postgres' ], '>', \$out, '2>', \$err);
+	my $removed = 0;
+	while ($sessions->pumpable)
+	{
+		$removed += unlink $mark;
+		$sessions->pump_nb;
+		usleep(2000);
+	}
+	$sessions->finish;
+	note "the mark removed $removed times while the sessions ran";
+	is($sessions->result, 0, 'eight pg_dump-like sessions at once, 320 in all, the mark removed under them: none fails')
+	  or diag $err;
+	$marked->safe_psql('postgres', 'SET quote_all_identifiers = on; SELECT 1');  # marks it once more
 	is(log_count($marked, qr/could not write file "pg_snowflake\/upgraded_away"/), 0, 'no session failed to write the mark');
 	ok(-e $marked->data_dir . '/pg_snowflake/upgraded_away', 'the data directory is marked');
 	is(scalar(my @left = glob($marked->data_dir . '/pg_snowflake/*.tmp')), 0, 'no temporary file is left');

@@ -31,12 +31,12 @@ my $expected = <<'END';
 < (0 rows)
 > oid | proname
 > -+-
-> <oid> | snowflake_registry_claim
-> <oid> | snowflake_registry_renew
-> <oid> | snowflake_registry_release
 > <oid> | snowflake_registry_identity
 > <oid> | snowflake_registry_life
+> <oid> | snowflake_registry_claim
+> <oid> | snowflake_registry_renew
 > <oid> | snowflake_registry_present
+> <oid> | snowflake_registry_release
 > (6 rows)
 > bigint | snowflake
 < (4 rows)

@@ -2,10 +2,8 @@
 # PostgreSQL nodes on loopback sharing one snowflake.worker_id (a replica is
 # its primary's standby; promoted, it continues its ids). Two clients insert
 # rows and log each id the server acknowledged (committed); the leader is
-# killed (kill -9 of its Patroni and its postmaster) and its leader key
-# expires (removed from etcd at once, as etcd removes it when the TTL runs out:
-# Patroni's least TTL is 20 s, a wait that tests nothing here); Patroni
-# promotes a replica; the clients reconnect to the new leader (target_session_attrs);
+# killed (kill -9 of its Patroni and its postmaster); Patroni promotes a
+# replica; the clients reconnect to the new leader (target_session_attrs);
 # the old leader's Patroni, started again, rejoins it as a replica through
 # pg_rewind. With synchronous_mode: 0 acknowledged rows lost, 0 duplicate
 # ids, 0 ids of the new leader at or below an id the old one acknowledged.
@@ -208,9 +206,6 @@ sub failover
 	kill 'KILL', $pid;
 	my @before = map { [ lines($_) ] } @logs;    # acknowledged by the old leader
 	my $killed = time;
-	# its leader key expires (see above): the replicas' Patroni find no leader
-	my $expired = $http->delete("http://127.0.0.1:$etcd_client/v2/keys/service/$scope/leader");
-	$expired->{success} or die "$scope: the leader key was not removed: $expired->{status} $expired->{content}";
 	my $new;
 	wait_until(sub { ($new) = grep { $_ != $leader && role($_) eq 'primary' } @nodes; $new }, "$scope: a new leader");
 	my $promoted = time - $killed;

@@ -120,7 +120,7 @@ CREATE FUNCTION pg_temp.status_longer(
     OUT lead_ms bigint, OUT lease_until timestamptz, OUT clock_regressions bigint, OUT borrowed_ms bigint,
     OUT waits bigint, OUT lease_extensions bigint, OUT generating boolean, OUT writer_stalled_ms bigint,
     OUT layout text, OUT window_until timestamptz, OUT registry_reached timestamptz, OUT registry_error text,
-    OUT later integer)
+    OUT registry_clock_skew_ms bigint, OUT later integer)
     AS '$libdir/snowflake', 'snowflake_status' LANGUAGE C;
 SELECT * FROM pg_temp.status_longer();
 -- the layout in force (snowflake.layout), in its canonical form

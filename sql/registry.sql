@@ -61,18 +61,26 @@ SELECT worker_id, fencing_epoch, from_ms >= (SELECT from_ms FROM a) AS from_at_o
   FROM snowflake_registry_claim('a, restarted', 'node a', 0, 1023, 60000, 1704067200000, 'time=41 worker=10 sequence=12');
 
 -- released by hand (a server gone for good): free at once, its next window
--- still starting at the end of the last one
+-- starting one grace after the end of the last one (R6: its holder may
+-- still run), and granted empty when that is more than a maximum window
+-- ahead (R3)
 CREATE TEMP TABLE mark AS SELECT high_water_ms FROM snowflake_registry.workers WHERE worker_id = 1;
 SELECT snowflake_registry_release(1) AS released, snowflake_registry_release(1) AS released_again;
-SELECT worker_id, fencing_epoch, from_ms >= (SELECT high_water_ms FROM mark) AS after_last_window
+SELECT worker_id, fencing_epoch, from_ms - (SELECT high_water_ms FROM mark) AS after_last_window_ms,
+       until_ms - now_ms <= 600000 AS within_a_maximum_window
   FROM snowflake_registry_claim('e', 'node e', NULL, 1023, 60000, 1704067200000, 'time=41 worker=10 sequence=12');
 SELECT until_ms IS NULL AS lost_to_e FROM snowflake_registry_renew(1, 1, 'b', 60000);
 
 -- a grant whose window and quarantine are over goes to another holder, its
--- window after the old one; the old holder cannot renew it
-UPDATE snowflake_registry.settings SET quarantine_ms = 0;
-UPDATE snowflake_registry.workers SET expires_ms = expires_ms - 10000000, high_water_ms = high_water_ms - 10000000 WHERE worker_id = 2;
-SELECT worker_id, fencing_epoch
+-- window one grace (maximum window and skew bound) after the old one's end
+-- (R6); the old holder cannot renew it. (Rows written here as the
+-- registry's functions write them: recording the writer.)
+UPDATE snowflake_registry.settings SET quarantine_ms = 0, written_xid = snowflake_registry_writer();
+UPDATE snowflake_registry.workers SET expires_ms = (extract(epoch FROM clock_timestamp()) * 1000)::bigint - 1000,
+                                      high_water_ms = (extract(epoch FROM clock_timestamp()) * 1000)::bigint - 1000,
+                                      written_xid = snowflake_registry_writer() WHERE worker_id = 2;
+CREATE TEMP TABLE expired AS SELECT high_water_ms FROM snowflake_registry.workers WHERE worker_id = 2;
+SELECT worker_id, fencing_epoch, from_ms - (SELECT high_water_ms FROM expired) AS after_its_end_ms
   FROM snowflake_registry_claim('f', 'node f', NULL, 1023, 60000, 1704067200000, 'time=41 worker=10 sequence=12');
 SELECT until_ms IS NULL AS lost_to_f FROM snowflake_registry_renew(2, 1, 'c', 60000);
 
@@ -81,7 +89,7 @@ SELECT snowflake_registry_raise_floor(now() + interval '1 day') > now() + interv
 SELECT snowflake_registry_raise_floor(now()) > now() + interval '23 hours' AS never_lowered;
 SELECT snowflake_registry_release(2);
 SELECT worker_id, from_ms >= (SELECT floor_ms FROM snowflake_registry.settings) AS at_the_floor,
-       until_ms - from_ms AS window_ms
+       until_ms - now_ms AS until_from_now_ms  -- R3: a maximum window from now, the window empty until then
   FROM snowflake_registry_claim('g', 'node g', NULL, 1023, 60000, 1704067200000, 'time=41 worker=10 sequence=12');
 
 -- a node whose layout has fewer worker ids gets only those (none free here)
@@ -89,8 +97,8 @@ SELECT snowflake_registry_release(2);
 SELECT * FROM pg_temp.error_of($$SELECT snowflake_registry_claim('h', 'node h', NULL, 1, 60000, 1704067200000, 'time=41 worker=10 sequence=12')$$);
 
 -- a longer window than the registry's maximum gets the maximum
-UPDATE snowflake_registry.settings SET max_window_ms = 30000;
-UPDATE snowflake_registry.workers SET expires_ms = 0 WHERE worker_id = 0;
+UPDATE snowflake_registry.settings SET max_window_ms = 30000, written_xid = snowflake_registry_writer();
+UPDATE snowflake_registry.workers SET expires_ms = 0, written_xid = snowflake_registry_writer() WHERE worker_id = 0;
 SELECT until_ms - now_ms AS window_ms FROM snowflake_registry_renew(0, 2, 'a, restarted', 600000);
 
 -- lives: a holder's renewal through snowflake_registry_present
@@ -101,7 +109,7 @@ SELECT p.outcome, p.granted_until_ms - p.now_ms AS window_ms, p.life = l.life AS
   FROM held h, life l, snowflake_registry_present(h.worker_id, h.fencing_epoch, h.holder, h.holder_name, h.window_from_ms, h.expires_ms, 60000, l.registry_id, l.life) p;
 -- a new life (here: the timeline recorded is not the server's): a grace
 -- period of the maximum window and the skew bound; no new window
-UPDATE snowflake_registry.settings SET timeline = timeline + 1;
+UPDATE snowflake_registry.settings SET timeline = timeline + 1, written_xid = snowflake_registry_writer();
 SELECT life_change ~ '^promoted or restored: timeline \d+, was \d+$' AS promoted, life <> (SELECT life FROM life) AS new_life,
        grace_until_ms - life_began_ms AS grace_ms
   FROM snowflake_registry_life();
@@ -113,7 +121,7 @@ SELECT p.outcome, p.granted_until_ms >= h.expires_ms AS kept
 -- a window the lost life granted (worker id 2, after its last grant here) is reinstated
 CREATE TEMP TABLE lost AS
     SELECT high_water_ms + 1 AS from_ms, high_water_ms + 20000 AS until_ms FROM snowflake_registry.workers WHERE worker_id = 2;
-SELECT p.outcome, p.granted_until_ms >= lost.until_ms AS covers
+SELECT p.outcome, p.granted_until_ms = p.now_ms + 30000 AS within_a_maximum_window
   FROM lost, life l, snowflake_registry_present(2, 9, 'lost holder', 'node l', lost.from_ms, lost.until_ms, 60000, l.registry_id, l.life) p;
 SELECT worker_id, fencing_epoch, holder, holder_name, high_water_ms >= (SELECT until_ms FROM lost) AS above
   FROM snowflake_registry.workers WHERE worker_id = 2;
@@ -126,10 +134,73 @@ SELECT p.outcome, p.reason ~ '^worker id 2 was granted to node l for ids from .*
 RESET client_min_messages;
 -- a worker id held by another server, windows apart: lost, not taken
 SELECT p.outcome FROM held h, snowflake_registry_present(0, 7, 'x', 'node x', h.window_from_ms - 100000, h.window_from_ms - 50000, 60000, 'another registry', 'its life') p;
-SELECT * FROM pg_temp.error_of($$SELECT snowflake_registry_present(0, 1, 'x', 'node x', 10, 10, 60000, 'r', 'l')$$);
+SELECT * FROM pg_temp.error_of($$SELECT snowflake_registry_present(0, 1, 'x', 'node x', 10, 10, 0, 'r', 'l')$$);
 -- the grace period ended by hand: a claim is answered again (none is free here)
 SELECT snowflake_registry_end_grace() AS ended;
 SELECT * FROM pg_temp.error_of($$SELECT snowflake_registry_claim('n', 'node n', NULL, 1023, 60000, 1704067200000, 'time=41 worker=10 sequence=12')$$);
+
+-- R5: a window presented to a later life after its end is never reinstated
+-- (the lost life may have given its worker id to another server after it)
+SELECT p.outcome, p.reason ~ '^the window presented ended at .*, before this registry''s clock' AS says
+  FROM snowflake_registry_present(1, 42, 'ended holder', 'node z', 1000, 2000, 60000, 'another registry', 'its life') p;
+SELECT count(*) AS reinstated FROM snowflake_registry.grants WHERE fencing_epoch = 42;
+
+-- R1: a row of the registry written by anything but its functions (a
+-- data-only restore, COPY, an UPDATE by hand) begins a new life at the next
+-- call, with a grace; its rows are its own again after it
+CREATE TEMP TABLE before_restore AS SELECT life FROM snowflake_registry_life();
+UPDATE snowflake_registry.workers SET renewed_ms = renewed_ms WHERE worker_id = 1;
+SELECT l.life_change, l.life <> b.life AS new_life, l.grace_until_ms - l.life_began_ms AS grace_ms
+  FROM snowflake_registry_life() l, before_restore b;
+SELECT count(*) AS rows_not_its_own FROM snowflake_registry.workers r WHERE r.xmin IS DISTINCT FROM r.written_xid;
+SELECT snowflake_registry_end_grace() AS ended;
+UPDATE snowflake_registry.settings SET quarantine_ms = quarantine_ms;
+SELECT life_change, grace_until_ms > now_ms AS in_grace FROM snowflake_registry_life();
+-- the same inside a savepoint, by the registry's functions: its own rows
+SELECT snowflake_registry_end_grace() AS ended;
+BEGIN;
+SAVEPOINT s;
+SELECT snowflake_registry_raise_floor('2000-01-01') IS NOT NULL AS floor_kept;
+RELEASE SAVEPOINT s;
+COMMIT;
+SELECT life_change, grace_until_ms > now_ms AS in_grace FROM snowflake_registry_life();
+
+-- R5, holders told apart by incarnation: a rollback no start revealed (a
+-- VM resumed from a memory snapshot: the rows as the registry wrote them)
+-- forgot twin x1's grant and granted its fencing epoch again to y1, a server
+-- of the same host name, port and data directory; x1 presenting it is a
+-- rollback (a new life) and a conflict, not a lost grant
+SELECT snowflake_registry_end_grace() AS ended, snowflake_registry_release(1) AS released;
+CREATE TEMP TABLE twin AS
+    SELECT c.* FROM snowflake_registry_claim('x1', 'twin:5432 /data', NULL, 1023, 60000, 1704067200000, 'time=41 worker=10 sequence=12') c;
+DELETE FROM snowflake_registry.grants g USING twin WHERE g.worker_id = twin.worker_id AND g.fencing_epoch = twin.fencing_epoch;
+UPDATE snowflake_registry.workers r SET holder = NULL, fencing_epoch = twin.fencing_epoch - 1, high_water_ms = 0,
+                                        written_xid = snowflake_registry_writer()
+  FROM twin WHERE r.worker_id = twin.worker_id;
+SELECT c.worker_id = t.worker_id AND c.fencing_epoch = t.fencing_epoch AS same_grant_again
+  FROM twin t, snowflake_registry_claim('y1', 'twin:5432 /data', t.worker_id, 1023, 60000, 1704067200000, 'time=41 worker=10 sequence=12') c;
+SET client_min_messages = error;
+SELECT p.outcome, p.life <> l.life AS new_life
+  FROM twin t, snowflake_registry_life() l,
+       snowflake_registry_present(t.worker_id, t.fencing_epoch, 'x1', 'twin:5432 /data', t.from_ms, t.until_ms, 60000, l.registry_id, l.life) p;
+RESET client_min_messages;
+SELECT snowflake_registry_end_grace() AS ended;
+
+-- R2 at every call: a grace that ends more than one grace from now (set
+-- while the clock ran ahead) ends one grace from now
+UPDATE snowflake_registry.settings SET grace_until_ms = grace_until_ms + 3600000, written_xid = snowflake_registry_writer();
+SELECT grace_until_ms - now_ms <= max_window_ms + 1000 AS at_most_a_grace_from_now FROM snowflake_registry_life();
+SELECT grace_until_ms - now_ms <= max_window_ms + 1000 AS stays_so FROM snowflake_registry_life();
+SELECT snowflake_registry_end_grace() AS ended;
+-- R2 by the monotonic clock: a grace whose end the wall clock reached early
+-- (set forward during it) lasts its length all the same
+UPDATE snowflake_registry.settings SET grace_until_ms = (extract(epoch FROM clock_timestamp()) * 1000)::bigint - 1000,
+       grace_monotonic_ms = snowflake_registry_monotonic_ms() + 5000, written_xid = snowflake_registry_writer();
+SELECT grace_until_ms > now_ms AS still_in_grace, grace_until_ms - now_ms BETWEEN 4000 AND 5000 AS its_length_left
+  FROM snowflake_registry_life();
+SELECT regexp_replace(e, 'until .*', 'until ...') AS error_of
+  FROM pg_temp.error_of($$SELECT snowflake_registry_claim('m', 'node m', NULL, 1023, 60000, 1704067200000, 'time=41 worker=10 sequence=12')$$) e;
+SELECT snowflake_registry_end_grace() AS ended;
 
 -- the history, and the view
 SELECT worker_id, fencing_epoch, holder_name FROM snowflake_registry.grants ORDER BY 1, 2;

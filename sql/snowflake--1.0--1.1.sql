@@ -10,6 +10,26 @@
 COMMENT ON FUNCTION snowflake_repair_integer_ops() IS
     'adds snowflake''s members to core''s integer_ops families where missing and binds them to its classes (pg_upgrade''s restore runs it); returns how many it changed';
 
+-- snowflake_status: the registry's clock against this server's (appended)
+DROP VIEW snowflake_status;
+DROP FUNCTION snowflake_status();
+CREATE FUNCTION snowflake_status(
+    OUT worker_id integer, OUT epoch timestamptz, OUT last_id bigint,
+    OUT restart_floor timestamptz, OUT lead_ms bigint, OUT lease_until timestamptz, OUT clock_regressions bigint, OUT borrowed_ms bigint,
+    OUT waits bigint, OUT lease_extensions bigint, OUT generating boolean, OUT writer_stalled_ms bigint,
+    OUT layout text, OUT window_until timestamptz, OUT registry_reached timestamptz, OUT registry_error text,
+    OUT registry_clock_skew_ms bigint)
+    AS 'MODULE_PATHNAME', 'snowflake_status' LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION snowflake_status() IS 'the generator''s settings, position and counters; writer_stalled_ms: how long the lease writer has not answered (NULL: it answers); layout: snowflake.layout in force; window_until, registry_reached, registry_error, registry_clock_skew_ms: under snowflake.registry, the end of the granted window of id times, the registry''s last answer, the last failure since then (or its clock out of bounds), and how far its clock was ahead of this server''s at the last exchange';
+
+CREATE VIEW snowflake_status AS SELECT * FROM snowflake_status();
+COMMENT ON VIEW snowflake_status IS 'the generator''s settings, position and counters';
+
+-- monitoring roles may read it (nothing in it is secret; it changes nothing)
+REVOKE ALL ON FUNCTION snowflake_status() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION snowflake_status() TO pg_monitor;
+GRANT SELECT ON snowflake_status TO pg_monitor;
+
 -- registry lives: the registry knows when it begins a new life —
 -- promoted (its timeline changed), restored or recovered to a point in time,
 -- its database copied, or created afresh — by an identity kept in its
@@ -39,6 +59,19 @@ BEGIN ATOMIC
 END;
 COMMENT ON FUNCTION snowflake_registry_identity() IS 'the identity of the registry''s server and database: system identifier, timeline (NULL in recovery), database oid, when the server started and when it was promoted to its timeline (its history file, NULL on the first)';
 
+-- The transaction writing a row of the registry's tables (its xmin, also
+-- inside a savepoint): every write records it, and a row whose xmin differs
+-- was written by something else (a restore into the running registry). It
+-- and the monotonic clock tell nothing secret: anyone may call them, as the
+-- registry's operator functions, which run as their caller, do.
+CREATE FUNCTION snowflake_registry_writer() RETURNS xid
+    AS 'MODULE_PATHNAME', 'snowflake_registry_writer' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION snowflake_registry_writer() IS 'the id of the current (sub)transaction, assigned if it has none: the registry''s functions record it in each row they write';
+-- The machine's monotonic clock: a grace lasts its length by it too.
+CREATE FUNCTION snowflake_registry_monotonic_ms() RETURNS bigint
+    AS 'MODULE_PATHNAME', 'snowflake_registry_monotonic_ms' LANGUAGE C VOLATILE PARALLEL SAFE;
+COMMENT ON FUNCTION snowflake_registry_monotonic_ms() IS 'ms since this machine started (CLOCK_MONOTONIC, never set): the registry''s grace lasts its length by it as well as by the wall clock';
+
 -- The registry's shape for lives, added to the settings and grants of the
 -- tables snowflake_registry_create makes (1.1's calls it), and of a registry
 -- made by 1.0's (this update calls it below when a registry is there). The
@@ -48,6 +81,7 @@ CREATE FUNCTION snowflake_registry_add_lives()
 DECLARE
     ext name := (SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'snowflake');
     id record;
+    me xid;
 BEGIN
     EXECUTE format('SELECT * FROM %I.snowflake_registry_identity()', ext) INTO id;
     ALTER TABLE snowflake_registry.settings
@@ -61,20 +95,31 @@ BEGIN
         ADD COLUMN system_identifier bigint,  -- the identity of the life
         ADD COLUMN timeline bigint,
         ADD COLUMN database_oid oid,
-        ADD COLUMN started_ms bigint;  -- the server's start: every start may be a rollback
+        ADD COLUMN started_ms bigint,  -- the server's start: every start may be a rollback
+        ADD COLUMN tables_oids oid[],  -- settings, workers, grants: tables made again (pg_restore --clean) are a rollback
+        ADD COLUMN written_xid xid,    -- the transaction that wrote the row (its xmin), or it was restored
+        ADD COLUMN grace_monotonic_ms bigint;  -- the grace's end by snowflake_registry_monotonic_ms()
+    ALTER TABLE snowflake_registry.workers ADD COLUMN written_xid xid;
     -- the first call of a life (ms since 1970): a sequence, not undone by a rollback
     CREATE SEQUENCE snowflake_registry.life_first_call MINVALUE 0 START 0;
     ALTER TABLE snowflake_registry.grants
         ADD COLUMN registry_id text,  -- the registry and life that made the grant (a reinstated one: the presenter's)
         ADD COLUMN life text,
-        ADD COLUMN reinstated_ms bigint;  -- presented by its holder in a later life
+        ADD COLUMN reinstated_ms bigint,  -- presented by its holder in a later life
+        ADD COLUMN holder text;  -- the incarnation granted it (holders are told apart by it, not by name)
+    EXECUTE format('SELECT %I.snowflake_registry_writer()', ext) INTO me;
     UPDATE snowflake_registry.settings
        SET registry_id = gen_random_uuid()::text, life = gen_random_uuid()::text,
            life_began_ms = (extract(epoch FROM clock_timestamp()) * 1000)::bigint, life_change = 'updated to 1.1',
            max_window_ms = greatest(90000, (SELECT max(w.expires_ms - w.renewed_ms) FROM snowflake_registry.workers w)),
            system_identifier = id.system_identifier, timeline = id.timeline, database_oid = id.database_oid,
-           started_ms = id.started_ms;
+           started_ms = id.started_ms, written_xid = me,
+           tables_oids = ARRAY['snowflake_registry.settings'::regclass, 'snowflake_registry.workers'::regclass,
+                               'snowflake_registry.grants'::regclass]::oid[];
+    UPDATE snowflake_registry.workers SET written_xid = me;
     UPDATE snowflake_registry.grants g SET registry_id = s.registry_id, life = s.life FROM snowflake_registry.settings s;
+    UPDATE snowflake_registry.grants g SET holder = w.holder
+      FROM snowflake_registry.workers w WHERE w.worker_id = g.worker_id AND w.fencing_epoch = g.fencing_epoch;
 END $$;
 COMMENT ON FUNCTION snowflake_registry_add_lives() IS 'brings a registry made by snowflake 1.0 to the shape of 1.1 (its lives); the update to 1.1 does it in the database it runs in';
 
@@ -151,9 +196,11 @@ BEGIN
     -- created afresh: a new life, whose grace lets holders of a lost registry present their windows
     UPDATE snowflake_registry.settings
        SET max_window_ms = (extract(epoch FROM max_window) * 1000)::bigint, max_skew_ms = (extract(epoch FROM max_skew) * 1000)::bigint,
-           life_change = 'created'
+           life_change = 'created'  -- written_xid: add_lives', in this transaction
     RETURNING * INTO s;
     UPDATE snowflake_registry.settings SET grace_until_ms = s.life_began_ms + s.max_window_ms + s.max_skew_ms RETURNING * INTO s;
+    EXECUTE format('UPDATE snowflake_registry.settings SET grace_monotonic_ms = %I.snowflake_registry_monotonic_ms() + $1', ext)
+        USING s.max_window_ms + s.max_skew_ms;
     RAISE NOTICE 'the snowflake registry grants no new window until % (its grace period)', to_timestamp(s.grace_until_ms / 1000.0)
         USING HINT = 'For a new fleet, whose nodes hold no window of an earlier registry, end it with snowflake_registry_end_grace().';
 END $$;
@@ -170,6 +217,20 @@ DECLARE
     s snowflake_registry.settings;
     why text;
     first_ms bigint;
+    me xid;
+    mono bigint;
+    -- R1: the registry's tables made again (pg_restore --clean) or a row of
+    -- them written by anything but its functions (a data-only restore): a
+    -- rollback without a start
+    restored CONSTANT text := 'SELECT CASE
+            WHEN s.tables_oids IS DISTINCT FROM ARRAY[''snowflake_registry.settings''::regclass, ''snowflake_registry.workers''::regclass,
+                                                      ''snowflake_registry.grants''::regclass]::oid[]
+                THEN ''restored into it: its tables were made again''
+            WHEN s.xmin IS DISTINCT FROM s.written_xid
+                THEN ''restored into it: its settings were written by another transaction''
+            WHEN EXISTS (SELECT FROM snowflake_registry.workers r WHERE r.xmin IS DISTINCT FROM r.written_xid)
+                THEN ''restored into it: a worker id''''s row was written by another transaction'' END
+          FROM snowflake_registry.settings s';
 BEGIN
     EXECUTE format('SELECT * FROM %I.snowflake_registry_identity()', ext) INTO id;
     IF id.timeline IS NULL THEN
@@ -178,12 +239,17 @@ BEGIN
                   HINT = 'Nodes follow a registry''s failover with a multi-host "snowflake.registry" and target_session_attrs=read-write.';
     END IF;
     SELECT * INTO STRICT s FROM snowflake_registry.settings;
-    IF (s.system_identifier, s.timeline, s.database_oid, s.started_ms)
-       IS DISTINCT FROM (id.system_identifier, id.timeline, id.database_oid, id.started_ms) THEN
+    EXECUTE restored INTO why;
+    now_ms := (extract(epoch FROM clock_timestamp()) * 1000)::bigint;
+    IF why IS NOT NULL OR (s.system_identifier, s.timeline, s.database_oid, s.started_ms)
+       IS DISTINCT FROM (id.system_identifier, id.timeline, id.database_oid, id.started_ms)
+       OR s.grace_until_ms > now_ms + s.max_window_ms + s.max_skew_ms THEN
         SELECT * INTO STRICT s FROM snowflake_registry.settings FOR UPDATE;  -- one call begins it
-        IF (s.system_identifier, s.timeline, s.database_oid, s.started_ms)
+        EXECUTE restored INTO why;
+        EXECUTE format('SELECT %I.snowflake_registry_writer()', ext) INTO me;
+        now_ms := (extract(epoch FROM clock_timestamp()) * 1000)::bigint;
+        IF why IS NOT NULL OR (s.system_identifier, s.timeline, s.database_oid, s.started_ms)
            IS DISTINCT FROM (id.system_identifier, id.timeline, id.database_oid, id.started_ms) THEN
-            now_ms := (extract(epoch FROM clock_timestamp()) * 1000)::bigint;
             -- The grace counts from the first call that met this life: the
             -- lost life (another registry running until nodes reached this
             -- one, a restore started long before, a clock set right after
@@ -191,39 +257,60 @@ BEGIN
             -- sequence, which a call whose transaction rolls back (a claim
             -- refused in the grace) does not undo: every later call of the
             -- life finds the same grace. A mark from before this server's
-            -- start or promotion is an earlier life's.
+            -- start or promotion, or not after the life the settings row
+            -- records began (a restored sequence), is an earlier life's.
             first_ms := (SELECT f.last_value FROM snowflake_registry.life_first_call f);
-            IF first_ms < greatest(id.started_ms, id.promoted_ms)
+            IF first_ms < greatest(id.started_ms, id.promoted_ms) OR first_ms <= s.life_began_ms
                OR (s.system_identifier, s.database_oid) IS DISTINCT FROM (id.system_identifier, id.database_oid) THEN
                 first_ms := now_ms;
                 PERFORM setval('snowflake_registry.life_first_call', now_ms);
             END IF;
-            SELECT CASE WHEN s.system_identifier IS DISTINCT FROM id.system_identifier
+            why := CASE WHEN s.system_identifier IS DISTINCT FROM id.system_identifier
                              THEN format('another server: system identifier %s, was %s', id.system_identifier, s.system_identifier)
                         WHEN s.database_oid IS DISTINCT FROM id.database_oid
                              THEN format('its database copied: oid %s, was %s', id.database_oid, s.database_oid)
                         WHEN s.timeline IS DISTINCT FROM id.timeline
                              THEN format('promoted or restored: timeline %s, was %s', id.timeline, s.timeline)
-                        ELSE format('its server started at %s (restarted, restored or a copy)', to_timestamp(id.started_ms / 1000.0)) END
-              INTO why;
-            -- never later than a grace from now (a clock that was ahead)
+                        WHEN s.started_ms IS DISTINCT FROM id.started_ms
+                             THEN format('its server started at %s (restarted, restored or a copy)', to_timestamp(id.started_ms / 1000.0))
+                        ELSE why END;
+            -- R2: never later than a grace from now (a clock that was ahead)
             UPDATE snowflake_registry.settings
                SET life = gen_random_uuid()::text, life_began_ms = now_ms, life_change = why,
                    grace_until_ms = least(greatest(s.grace_until_ms, least(first_ms, now_ms) + s.max_window_ms + s.max_skew_ms),
                                           now_ms + s.max_window_ms + s.max_skew_ms),
                    system_identifier = id.system_identifier, timeline = id.timeline, database_oid = id.database_oid,
-                   started_ms = id.started_ms
+                   started_ms = id.started_ms, written_xid = me,
+                   tables_oids = ARRAY['snowflake_registry.settings'::regclass, 'snowflake_registry.workers'::regclass,
+                                       'snowflake_registry.grants'::regclass]::oid[]
             RETURNING * INTO s;
+            EXECUTE format('SELECT %I.snowflake_registry_monotonic_ms()', ext) INTO mono;
+            UPDATE snowflake_registry.settings SET grace_monotonic_ms = mono + (s.grace_until_ms - now_ms) RETURNING * INTO s;
+            UPDATE snowflake_registry.workers r SET written_xid = me WHERE r.xmin IS DISTINCT FROM r.written_xid;
             RAISE LOG 'snowflake registry: a new life begins (%): no new window is granted until %, holders present theirs',
                 why, to_timestamp(s.grace_until_ms / 1000.0);
+        ELSIF s.grace_until_ms > now_ms + s.max_window_ms + s.max_skew_ms THEN
+            -- R2 at every call: a grace set while the clock ran ahead (and
+            -- stepped back since) ends one grace from now at the latest
+            UPDATE snowflake_registry.settings SET grace_until_ms = now_ms + s.max_window_ms + s.max_skew_ms, written_xid = me
+            RETURNING * INTO s;
+            RAISE LOG 'snowflake registry: its grace period ends at % (one grace from now: its clock went back)',
+                to_timestamp(s.grace_until_ms / 1000.0);
         END IF;
     END IF;
     registry_id := s.registry_id; life := s.life; life_began_ms := s.life_began_ms; life_change := s.life_change;
-    grace_until_ms := s.grace_until_ms; max_window_ms := s.max_window_ms;
+    max_window_ms := s.max_window_ms;
     server := format('%s:%s', id.system_identifier, (extract(epoch FROM pg_postmaster_start_time()) * 1000000)::bigint);
     now_ms := (extract(epoch FROM clock_timestamp()) * 1000)::bigint;
+    -- R2: the grace in force lasts its length by the monotonic clock too (a
+    -- wall clock set forward during it does not shorten it)
+    grace_until_ms := s.grace_until_ms;
+    IF s.grace_monotonic_ms IS NOT NULL AND now_ms >= s.grace_until_ms THEN
+        EXECUTE format('SELECT %I.snowflake_registry_monotonic_ms()', ext) INTO mono;
+        grace_until_ms := greatest(grace_until_ms, now_ms + s.grace_monotonic_ms - mono);
+    END IF;
 END $$;
-COMMENT ON FUNCTION snowflake_registry_life() IS 'the registry''s life (begun anew when its server, timeline or database changed) and its grace period (called by nodes)';
+COMMENT ON FUNCTION snowflake_registry_life() IS 'the registry''s life (begun anew when its server, timeline or database changed, or a restore rewrote its tables) and its grace period (called by nodes)';
 
 CREATE FUNCTION snowflake_registry_end_grace()
     RETURNS boolean LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
@@ -231,9 +318,12 @@ DECLARE
     ext name := (SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'snowflake');
     now_ms bigint;
     ended boolean;
+    me xid;
 BEGIN
     EXECUTE format('SELECT now_ms FROM %I.snowflake_registry_life()', ext) INTO now_ms;
-    UPDATE snowflake_registry.settings s SET grace_until_ms = now_ms WHERE s.grace_until_ms > now_ms RETURNING true INTO ended;
+    EXECUTE format('SELECT %I.snowflake_registry_writer()', ext) INTO me;
+    UPDATE snowflake_registry.settings s SET grace_until_ms = now_ms, grace_monotonic_ms = NULL, written_xid = me
+     WHERE s.grace_until_ms > now_ms OR s.grace_monotonic_ms IS NOT NULL RETURNING true INTO ended;
     IF ended THEN
         RAISE LOG 'snowflake registry: grace period ended by snowflake_registry_end_grace()';
     END IF;
@@ -251,6 +341,9 @@ DECLARE
     s snowflake_registry.settings;
     w snowflake_registry.workers;
     counts text;
+    me xid;
+    gap bigint;  -- R6: after a holder that did not release its worker id cleanly
+    grace_end bigint;
 BEGIN
     -- not STRICT (previous may be NULL), so a NULL holder cannot make a grant that looks free
     IF holder IS NULL OR holder_name IS NULL OR max_worker IS NULL OR window_ms IS NULL OR window_ms < 1
@@ -258,46 +351,55 @@ BEGIN
         RAISE EXCEPTION 'a claim needs a holder, its name, the highest worker id, a window of at least 1 ms, the epoch and the layout'
             USING ERRCODE = '22023';
     END IF;
-    EXECUTE format('SELECT 1 FROM %I.snowflake_registry_life()', ext);
+    EXECUTE format('SELECT grace_until_ms FROM %I.snowflake_registry_life()', ext) INTO grace_end;
+    EXECUTE format('SELECT %I.snowflake_registry_writer()', ext) INTO me;
     SELECT * INTO STRICT s FROM snowflake_registry.settings FOR UPDATE;  -- one claim at a time
     now_ms := (extract(epoch FROM clock_timestamp()) * 1000)::bigint;
     window_ms := least(window_ms, s.max_window_ms);  -- a longer window gets the registry's maximum
+    gap := s.max_window_ms + s.max_skew_ms;
     IF s.epoch_ms IS NULL THEN
-        UPDATE snowflake_registry.settings SET epoch_ms = snowflake_registry_claim.epoch_ms, layout = snowflake_registry_claim.layout;
+        UPDATE snowflake_registry.settings SET epoch_ms = snowflake_registry_claim.epoch_ms, layout = snowflake_registry_claim.layout,
+                                               written_xid = me;
     ELSIF s.epoch_ms <> snowflake_registry_claim.epoch_ms OR s.layout <> snowflake_registry_claim.layout THEN
         RAISE EXCEPTION 'this registry grants worker ids for snowflake.epoch % and snowflake.layout "%", not % and "%"',
             to_timestamp(s.epoch_ms / 1000.0), s.layout, to_timestamp(snowflake_registry_claim.epoch_ms / 1000.0), snowflake_registry_claim.layout
             USING ERRCODE = '22023',
                   HINT = 'Every node of a fleet has the same epoch and layout; a node of another fleet needs a registry of its own.';
     END IF;
-    -- the grant this server holds already (its background worker started again)
-    SELECT * INTO w FROM snowflake_registry.workers r WHERE r.holder = snowflake_registry_claim.holder FOR UPDATE;
+    -- the grant this server holds already (its background worker started
+    -- again), known to this life (R5: a window of an earlier life is
+    -- presented, never claimed back)
+    SELECT * INTO w FROM snowflake_registry.workers r
+     WHERE r.holder = snowflake_registry_claim.holder AND r.renewed_ms >= s.life_began_ms FOR UPDATE;
     IF FOUND THEN
-        UPDATE snowflake_registry.workers r
-           SET expires_ms = greatest(r.expires_ms, now_ms + window_ms), high_water_ms = greatest(r.high_water_ms, now_ms + window_ms),
-               renewed_ms = now_ms
+        UPDATE snowflake_registry.workers r  -- R3: no later than one maximum window from now
+           SET expires_ms = least(greatest(r.expires_ms, now_ms + window_ms), now_ms + s.max_window_ms),
+               high_water_ms = greatest(r.high_water_ms, now_ms + window_ms), renewed_ms = now_ms, written_xid = me
          WHERE r.worker_id = w.worker_id RETURNING r.expires_ms INTO until_ms;
-        UPDATE snowflake_registry.grants g SET until_ms = snowflake_registry_claim.until_ms
+        UPDATE snowflake_registry.grants g SET until_ms = greatest(g.until_ms, snowflake_registry_claim.until_ms)
          WHERE g.worker_id = w.worker_id AND g.fencing_epoch = w.fencing_epoch;
         worker_id := w.worker_id; fencing_epoch := w.fencing_epoch; from_ms := w.window_from_ms;
         RETURN;
     END IF;
-    IF now_ms < s.grace_until_ms THEN
-        RAISE EXCEPTION 'the snowflake registry grants no new window until %', to_timestamp(s.grace_until_ms / 1000.0)
+    IF now_ms < grace_end THEN
+        RAISE EXCEPTION 'the snowflake registry grants no new window until %', to_timestamp(grace_end / 1000.0)
             USING ERRCODE = '55000',
                   DETAIL = format('It began a new life at %s (%s); until the grace period ends, nodes holding a window of an earlier life present it.',
                                   to_timestamp(s.life_began_ms / 1000.0), s.life_change),
                   HINT = 'The node claims again by itself. snowflake_registry_end_grace() ends the grace period, safe only when the registry replicated synchronously or no node can hold a window of an earlier life.';
     END IF;
     -- the worker id this server released cleanly, or the one free the longest
-    -- (one whose next window starts by now first: ids are not dated ahead)
+    -- (one whose next window starts by now first: ids are not dated ahead).
+    -- R6: a worker id whose holder's window expired (not released) starts
+    -- its next window one grace after that window's end, so that no
+    -- presented window a later life reinstates reaches it
     SELECT * INTO w FROM snowflake_registry.workers r
      WHERE r.worker_id = previous AND r.worker_id <= max_worker AND r.holder IS NULL AND r.holder_name = snowflake_registry_claim.holder_name
        FOR UPDATE;
     IF NOT FOUND THEN
         SELECT * INTO w FROM snowflake_registry.workers r
          WHERE r.worker_id <= max_worker AND (r.holder IS NULL OR r.expires_ms + s.quarantine_ms <= now_ms)
-         ORDER BY greatest(r.high_water_ms, s.floor_ms) > now_ms,
+         ORDER BY greatest(r.high_water_ms + CASE WHEN r.holder IS NULL THEN 0 ELSE gap END, s.floor_ms) > now_ms,
                   CASE WHEN r.holder IS NULL THEN r.released_ms ELSE r.expires_ms + s.quarantine_ms END NULLS FIRST, r.worker_id
          LIMIT 1 FOR UPDATE;
     END IF;
@@ -309,17 +411,19 @@ BEGIN
             USING ERRCODE = '53400', DETAIL = format('Of its worker ids up to %s: %s.', max_worker, counts),
                   HINT = 'Release the worker id of a server that is gone for good with snowflake_registry_release(worker_id), or wait for the quarantine to end.';
     END IF;
-    from_ms := greatest(w.high_water_ms, s.floor_ms, now_ms);
-    until_ms := greatest(now_ms, from_ms) + window_ms;
+    from_ms := greatest(w.high_water_ms + CASE WHEN w.holder IS NULL THEN 0 ELSE gap END, s.floor_ms, now_ms);
+    -- R3: a window starting more than a maximum window ahead is granted empty, and grows by renewals
+    until_ms := least(from_ms + window_ms, now_ms + s.max_window_ms);
     worker_id := w.worker_id;
     -- above every grant recorded (a reinstated grant may have set the row's lower)
     fencing_epoch := greatest(w.fencing_epoch, (SELECT max(g.fencing_epoch) FROM snowflake_registry.grants g WHERE g.worker_id = w.worker_id)) + 1;
     UPDATE snowflake_registry.workers r
        SET fencing_epoch = snowflake_registry_claim.fencing_epoch, holder = snowflake_registry_claim.holder, holder_name = snowflake_registry_claim.holder_name,
-           window_from_ms = from_ms, high_water_ms = until_ms, expires_ms = until_ms, renewed_ms = now_ms, released_ms = NULL
+           window_from_ms = from_ms, high_water_ms = greatest(from_ms, until_ms), expires_ms = until_ms, renewed_ms = now_ms,
+           released_ms = NULL, written_xid = me
      WHERE r.worker_id = w.worker_id;
-    INSERT INTO snowflake_registry.grants (worker_id, fencing_epoch, holder_name, from_ms, until_ms, granted_ms, registry_id, life)
-        VALUES (worker_id, fencing_epoch, holder_name, from_ms, until_ms, now_ms, s.registry_id, s.life);
+    INSERT INTO snowflake_registry.grants (worker_id, fencing_epoch, holder_name, from_ms, until_ms, granted_ms, registry_id, life, holder)
+        VALUES (worker_id, fencing_epoch, holder_name, from_ms, until_ms, now_ms, s.registry_id, s.life, snowflake_registry_claim.holder);
 END $$;
 
 CREATE OR REPLACE FUNCTION snowflake_registry_renew(worker_id integer, fencing_epoch bigint, holder text, window_ms bigint,
@@ -327,17 +431,21 @@ CREATE OR REPLACE FUNCTION snowflake_registry_renew(worker_id integer, fencing_e
     LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     ext name := (SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'snowflake');
+    max_window bigint;
+    me xid;
 BEGIN
-    EXECUTE format('SELECT now_ms, least($1, max_window_ms) FROM %I.snowflake_registry_life()', ext) USING window_ms INTO now_ms, window_ms;
-    UPDATE snowflake_registry.workers r
-       SET expires_ms = greatest(r.expires_ms, now_ms + window_ms), high_water_ms = greatest(r.high_water_ms, now_ms + window_ms),
-           renewed_ms = now_ms
+    EXECUTE format('SELECT now_ms, least($1, max_window_ms), max_window_ms FROM %I.snowflake_registry_life()', ext)
+        USING window_ms INTO now_ms, window_ms, max_window;
+    EXECUTE format('SELECT %I.snowflake_registry_writer()', ext) INTO me;
+    UPDATE snowflake_registry.workers r  -- R3
+       SET expires_ms = least(greatest(r.expires_ms, now_ms + window_ms), now_ms + max_window),
+           high_water_ms = greatest(r.high_water_ms, now_ms + window_ms), renewed_ms = now_ms, written_xid = me
      WHERE r.worker_id = snowflake_registry_renew.worker_id AND r.fencing_epoch = snowflake_registry_renew.fencing_epoch AND r.holder = snowflake_registry_renew.holder
      RETURNING r.expires_ms INTO until_ms;
     IF NOT FOUND THEN
         RETURN;  -- until_ms NULL: the grant is gone (another holder, or released)
     END IF;
-    UPDATE snowflake_registry.grants g SET until_ms = snowflake_registry_renew.until_ms
+    UPDATE snowflake_registry.grants g SET until_ms = greatest(g.until_ms, snowflake_registry_renew.until_ms)
      WHERE g.worker_id = snowflake_registry_renew.worker_id AND g.fencing_epoch = snowflake_registry_renew.fencing_epoch;
 END $$;
 
@@ -352,13 +460,16 @@ CREATE FUNCTION snowflake_registry_present(worker_id integer, fencing_epoch bigi
                                            held_registry text, held_life text,
                                            OUT outcome text, OUT granted_until_ms bigint, OUT reason text,
                                            OUT registry_id text, OUT life text, OUT life_change text,
-                                           OUT grace_until_ms bigint, OUT server text, OUT now_ms bigint)
+                                           OUT grace_until_ms bigint, OUT server text, OUT now_ms bigint,
+                                           OUT max_window_ms bigint)
     LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     ext name := (SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'snowflake');
     l record;
     w snowflake_registry.workers;
     g snowflake_registry.grants;
+    me xid;
+    l_mono bigint;
     p_worker integer := snowflake_registry_present.worker_id;
     p_epoch bigint := snowflake_registry_present.fencing_epoch;
     p_holder text := snowflake_registry_present.holder;
@@ -366,42 +477,48 @@ DECLARE
     p_from bigint := snowflake_registry_present.from_ms;
     p_until bigint := snowflake_registry_present.until_ms;
 BEGIN
-    IF window_ms < 1 OR p_from >= p_until THEN
-        RAISE EXCEPTION 'a presented window is not empty and renews by at least 1 ms' USING ERRCODE = '22023';
+    IF window_ms < 1 THEN
+        RAISE EXCEPTION 'a presented window renews by at least 1 ms' USING ERRCODE = '22023';
     END IF;
     EXECUTE format('SELECT * FROM %I.snowflake_registry_life()', ext) INTO l;
+    EXECUTE format('SELECT %I.snowflake_registry_writer()', ext) INTO me;
     registry_id := l.registry_id; life := l.life; life_change := l.life_change;
-    grace_until_ms := l.grace_until_ms; server := l.server; now_ms := l.now_ms;
+    grace_until_ms := l.grace_until_ms; server := l.server; now_ms := l.now_ms; max_window_ms := l.max_window_ms;
     window_ms := least(window_ms, l.max_window_ms);
     IF held_registry = l.registry_id AND held_life = l.life THEN  -- a renewal
-        UPDATE snowflake_registry.workers r
-           SET expires_ms = greatest(r.expires_ms, now_ms + window_ms), high_water_ms = greatest(r.high_water_ms, now_ms + window_ms),
-               renewed_ms = now_ms
+        UPDATE snowflake_registry.workers r  -- R3: no later than one maximum window from now
+           SET expires_ms = least(greatest(r.expires_ms, now_ms + window_ms), now_ms + l.max_window_ms),
+               high_water_ms = greatest(r.high_water_ms, now_ms + window_ms), renewed_ms = now_ms, written_xid = me
          WHERE r.worker_id = p_worker AND r.fencing_epoch = p_epoch AND r.holder = p_holder
          RETURNING r.expires_ms INTO granted_until_ms;
         IF FOUND THEN
-            UPDATE snowflake_registry.grants r SET until_ms = granted_until_ms WHERE r.worker_id = p_worker AND r.fencing_epoch = p_epoch;
+            UPDATE snowflake_registry.grants r SET until_ms = greatest(r.until_ms, granted_until_ms)
+             WHERE r.worker_id = p_worker AND r.fencing_epoch = p_epoch;
             outcome := 'renewed';
             RETURN;
         END IF;
+        EXECUTE format('SELECT %I.snowflake_registry_monotonic_ms()', ext) INTO l_mono;
         -- A grant of this life the registry does not know (none of the
         -- worker id at or after its fencing epoch), or one it granted again
-        -- to another server for times the window covers: it was rolled back
-        -- (a snapshot resumed, a backup restored) without a new start. A new
-        -- life begins, and the window is presented to it (a grant overlapping
-        -- it is a conflict, below).
+        -- to another incarnation for times the window covers: it was rolled
+        -- back (a snapshot resumed, a backup restored) without a new start. A
+        -- new life begins, and the window is presented to it (a grant
+        -- overlapping it is a conflict, below).
         IF NOT EXISTS (SELECT FROM snowflake_registry.workers r WHERE r.worker_id = p_worker)
            OR (EXISTS (SELECT FROM snowflake_registry.grants r WHERE r.worker_id = p_worker AND r.fencing_epoch >= p_epoch)
                AND NOT EXISTS (SELECT FROM snowflake_registry.grants r
-                                WHERE r.worker_id = p_worker AND r.fencing_epoch >= p_epoch AND r.holder_name <> p_name
-                                  AND r.from_ms < p_until AND p_from < r.until_ms)) THEN
+                                WHERE r.worker_id = p_worker AND r.fencing_epoch >= p_epoch
+                                  AND NOT (r.fencing_epoch = p_epoch AND CASE WHEN r.holder IS NULL THEN r.holder_name = p_name
+                                                                             ELSE r.holder = p_holder END)
+                                  AND (r.fencing_epoch = p_epoch OR (r.from_ms < p_until AND p_from < r.until_ms)))) THEN
             outcome := 'lost'; reason := 'another server holds the worker id, or it was released';
             RETURN;
         END IF;
         UPDATE snowflake_registry.settings s
            SET life = gen_random_uuid()::text, life_began_ms = now_ms,
                life_change = format('rolled back: worker id %s presented with fencing epoch %s, which it does not know or granted again', p_worker, p_epoch),
-               grace_until_ms = now_ms + s.max_window_ms + s.max_skew_ms
+               grace_until_ms = now_ms + s.max_window_ms + s.max_skew_ms, written_xid = me,
+               grace_monotonic_ms = l_mono + s.max_window_ms + s.max_skew_ms
         RETURNING s.life, s.life_change, s.grace_until_ms INTO life, life_change, grace_until_ms;
         RAISE LOG 'snowflake registry: a new life begins (%): no new window is granted until %, holders present theirs',
             life_change, to_timestamp(grace_until_ms / 1000.0);
@@ -412,14 +529,25 @@ BEGIN
         outcome := 'lost'; reason := format('worker id %s is not one this registry grants', p_worker);
         RETURN;
     END IF;
-    -- another grant of the worker id whose window overlaps the one presented
+    -- R5: an ended window is never reinstated (a lost life may have given
+    -- the worker id to another server for the times after it)
+    IF p_until <= now_ms THEN
+        outcome := 'lost';
+        reason := format('the window presented ended at %s, before this registry''s clock (%s)',
+                         to_timestamp(p_until / 1000.0), to_timestamp(now_ms / 1000.0));
+        RETURN;
+    END IF;
+    -- another grant of the worker id (another incarnation's, or another
+    -- fencing epoch) whose window overlaps the one presented
     SELECT * INTO g FROM snowflake_registry.grants r
-     WHERE r.worker_id = p_worker AND (r.fencing_epoch, r.holder_name) IS DISTINCT FROM (p_epoch, p_name)
+     WHERE r.worker_id = p_worker
+       AND NOT (r.fencing_epoch = p_epoch AND CASE WHEN r.holder IS NULL THEN r.holder_name = p_name ELSE r.holder = p_holder END)
        AND r.from_ms < p_until AND p_from < r.until_ms
      ORDER BY r.fencing_epoch LIMIT 1;
-    IF NOT FOUND THEN
+    IF NOT FOUND THEN  -- its fencing epoch granted to another incarnation
         SELECT * INTO g FROM snowflake_registry.grants r
-         WHERE r.worker_id = p_worker AND r.fencing_epoch = p_epoch AND r.holder_name <> p_name;
+         WHERE r.worker_id = p_worker AND r.fencing_epoch = p_epoch
+           AND CASE WHEN r.holder IS NULL THEN r.holder_name <> p_name ELSE r.holder <> p_holder END;
     END IF;
     IF FOUND THEN
         outcome := 'conflict';
@@ -433,17 +561,21 @@ BEGIN
         outcome := 'lost'; reason := format('another server holds worker id %s (%s), after the window presented', p_worker, w.holder_name);
         RETURN;
     END IF;
-    granted_until_ms := greatest(p_until, now_ms + window_ms);
+    -- R3: no later than one maximum window from now
+    granted_until_ms := least(greatest(p_until, now_ms + window_ms), now_ms + l.max_window_ms);
     UPDATE snowflake_registry.workers r
        SET fencing_epoch = p_epoch, holder = p_holder, holder_name = p_name,
            window_from_ms = CASE WHEN (w.holder, w.fencing_epoch) IS NOT DISTINCT FROM (p_holder, p_epoch) THEN r.window_from_ms ELSE p_from END,
-           high_water_ms = greatest(r.high_water_ms, granted_until_ms),
-           expires_ms = greatest(r.expires_ms, granted_until_ms), renewed_ms = now_ms, released_ms = NULL
+           high_water_ms = greatest(r.high_water_ms, granted_until_ms, p_until),
+           expires_ms = least(greatest(r.expires_ms, granted_until_ms), now_ms + l.max_window_ms), renewed_ms = now_ms,
+           released_ms = NULL, written_xid = me
      WHERE r.worker_id = p_worker RETURNING r.expires_ms INTO granted_until_ms;
-    INSERT INTO snowflake_registry.grants AS r (worker_id, fencing_epoch, holder_name, from_ms, until_ms, granted_ms, registry_id, life, reinstated_ms)
-        VALUES (p_worker, p_epoch, p_name, p_from, granted_until_ms, now_ms, held_registry, held_life, now_ms)
+    INSERT INTO snowflake_registry.grants AS r (worker_id, fencing_epoch, holder_name, from_ms, until_ms, granted_ms, registry_id, life,
+                                                reinstated_ms, holder)
+        VALUES (p_worker, p_epoch, p_name, p_from, greatest(granted_until_ms, p_until), now_ms, held_registry, held_life, now_ms, p_holder)
         ON CONFLICT ON CONSTRAINT grants_pkey DO UPDATE
-           SET from_ms = least(r.from_ms, EXCLUDED.from_ms), until_ms = greatest(r.until_ms, EXCLUDED.until_ms), reinstated_ms = EXCLUDED.reinstated_ms;
+           SET from_ms = least(r.from_ms, EXCLUDED.from_ms), until_ms = greatest(r.until_ms, EXCLUDED.until_ms),
+               reinstated_ms = EXCLUDED.reinstated_ms, holder = EXCLUDED.holder;
     RAISE LOG 'snowflake registry: worker id % reinstated for % (fencing epoch %), its window granted by registry % life %, now until %',
         p_worker, p_name, p_epoch, held_registry, held_life, to_timestamp(granted_until_ms / 1000.0);
     outcome := 'reinstated';
@@ -456,11 +588,13 @@ DECLARE
     ext name := (SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'snowflake');
     now_ms bigint;
     mark bigint;
+    me xid;
 BEGIN
     EXECUTE format('SELECT now_ms FROM %I.snowflake_registry_life()', ext) INTO now_ms;
+    EXECUTE format('SELECT %I.snowflake_registry_writer()', ext) INTO me;
     UPDATE snowflake_registry.workers r
        SET holder = NULL, released_ms = now_ms, expires_ms = least(r.expires_ms, now_ms),
-           high_water_ms = greatest(r.window_from_ms, least(r.high_water_ms, used_until_ms))
+           high_water_ms = greatest(r.window_from_ms, least(r.high_water_ms, used_until_ms)), written_xid = me
      WHERE r.worker_id = snowflake_registry_release.worker_id AND r.fencing_epoch = snowflake_registry_release.fencing_epoch AND r.holder = snowflake_registry_release.holder
      RETURNING r.high_water_ms INTO mark;
     IF NOT FOUND THEN
@@ -472,6 +606,39 @@ BEGIN
 END $$;
 
 COMMENT ON FUNCTION snowflake_registry_raise_floor(timestamptz) IS 'no window granted from now on starts before this time (a failover or restore of the registry needs no floor: its grace period covers it)';
+
+-- a release by hand and a floor record the row's writer; a release by hand
+-- starts the next window one grace after the last one (test/model/RULES.md R1, R6)
+CREATE OR REPLACE FUNCTION snowflake_registry_release(worker_id integer)
+    RETURNS boolean LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    ext name := (SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'snowflake');
+    me xid;
+BEGIN
+    EXECUTE format('SELECT %I.snowflake_registry_writer()', ext) INTO me;
+    -- R6: its holder may still run (it only looked gone): the next window
+    -- starts one grace after its window's end, beyond anything a later life
+    -- could extend that window to
+    UPDATE snowflake_registry.workers r
+       SET holder = NULL, released_ms = (extract(epoch FROM clock_timestamp()) * 1000)::bigint,
+           high_water_ms = greatest(r.high_water_ms, r.expires_ms) + s.max_window_ms + s.max_skew_ms, written_xid = me
+      FROM snowflake_registry.settings s
+     WHERE r.worker_id = snowflake_registry_release.worker_id AND r.holder IS NOT NULL;
+    RETURN FOUND;
+END $$;
+COMMENT ON FUNCTION snowflake_registry_release(integer) IS 'frees the worker id of a server that is gone for good, without waiting for its quarantine; its next window starts one grace (maximum window plus skew bound) after the last one granted';
+CREATE OR REPLACE FUNCTION snowflake_registry_raise_floor(to_ts timestamptz)
+    RETURNS timestamptz LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    ext name := (SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'snowflake');
+    floor_ms bigint;
+    me xid;
+BEGIN
+    EXECUTE format('SELECT %I.snowflake_registry_writer()', ext) INTO me;
+    UPDATE snowflake_registry.settings s SET floor_ms = greatest(s.floor_ms, (extract(epoch FROM to_ts) * 1000)::bigint), written_xid = me
+    RETURNING s.floor_ms INTO floor_ms;
+    RETURN to_timestamp(floor_ms / 1000.0);
+END $$;
 
 DROP FUNCTION snowflake_registry_check(regclass, name);
 CREATE FUNCTION snowflake_registry_check(tbl regclass, col name DEFAULT 'id')

@@ -90,6 +90,7 @@ struct SharedState {
         std::atomic<std::int64_t> window_ms;  // the window's length, as the registry granted it
         std::atomic<bool> pending;            // granted, not yet applied: its start is ahead of the clock
         std::atomic<bool> self_hosted;        // the registry is on this server
+        std::atomic<std::int64_t> clock_skew_ms;  // the registry's clock minus this server's, at the last exchange
     } registry;
 };
 static_assert(std::is_standard_layout_v<SharedState>);

@@ -236,7 +236,7 @@ SNOWFLAKE_FUNCTION(snowflake_status) {
     enum Column {
         WorkerId, Epoch, LastId, RestartFloor, LeadMs, LeaseUntil, ClockRegressions, BorrowedMs, Waits,
         LeaseExtensions, Generating, WriterStalledMs, LayoutText, WindowUntil, RegistryReached, RegistryError,
-        kColumns
+        RegistryClockSkewMs, kColumns
     };
     if (descriptor->natts > kColumns)
         ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -299,6 +299,8 @@ SNOWFLAKE_FUNCTION(snowflake_status) {
         char error[sizeof registry.error];
         registry_error(registry, error);
         if (error[0] != '\0') set(RegistryError, CStringGetTextDatum(error));
+        if (registry.reached_ms.load() != 0)
+            set(RegistryClockSkewMs, Int64GetDatum(registry.clock_skew_ms.load()));
     }
     PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(descriptor, values, nulls)));
 }

@@ -225,6 +225,9 @@ void lease_worker_main(Datum) {
     pqsignal(SIGHUP, SignalHandlerForConfigReload);
     install_worker_sigterm();
     BackgroundWorkerUnblockSignals();
+    // a reload signalled before the handler was in place was discarded (a
+    // background worker starts with SIGHUP ignored): read the files now
+    ProcessConfigFile(PGC_SIGHUP);
     SharedState& state = *shared_state();
     before_shmem_exit(SNOWFLAKE_CALLBACK(forget_writer_latch, FATAL), 0);
     state.writer_pid.store(MyProcPid);

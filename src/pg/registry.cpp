@@ -104,6 +104,45 @@ void apply_pending(SharedState& state) {
                 units_from(state, registry.until_ms.load()), now_units(state));
 }
 
+// R4 (test/model/RULES.md): a window ends no later than the window asked (at
+// most the registry's maximum) after this server's clock at the send of the
+// exchange that granted it, whatever `until` the registry answered: what a
+// later life of the registry forgets ends within its grace by construction.
+std::int64_t cap_window(std::int64_t until_ms, std::int64_t sent_ms, std::int64_t asked_ms,
+                        std::int64_t max_window_ms) {
+    return std::min(until_ms, sent_ms + std::min(asked_ms, max_window_ms));
+}
+
+// R7: the registry's clock against the middle of the round trip [before,
+// after] (positive: the registry's ahead), kept for snowflake_status; false,
+// with `error` saying so, when the two differ by more than
+// snowflake.registry_max_skew with the round trip's uncertainty.
+bool compare_clocks(SharedState::Registry& registry, std::int64_t before, std::int64_t after,
+                    std::int64_t registry_now, char (&error)[256]) {
+    const std::int64_t skew = registry_now - (before + after) / 2;
+    const std::int64_t uncertainty = (after - before + 1) / 2;
+    registry.clock_skew_ms.store(skew);
+    if (std::abs(skew) + uncertainty <= registry_max_skew_setting) return true;
+    snprintf(error, sizeof error,
+             "the registry's clock is %" PRId64 " ms %s this server's (+/- %" PRId64
+             " ms), more than snowflake.registry_max_skew (%d ms)",
+             std::abs(skew), skew < 0 ? "behind" : "ahead of", uncertainty, registry_max_skew_setting);
+    return false;
+}
+
+// A clock out of bounds: in registry_error, and a WARNING when it goes out
+// of bounds and once a minute while it stays so (this worker's state).
+std::int64_t clock_warned_ms = 0;  // 0: the clocks agreed at the last call
+void clock_out_of_bounds(SharedState::Registry& registry, const char (&error)[256], const char* consequence) {
+    const std::int64_t now = unix_now_ms();
+    if (clock_warned_ms == 0 || now - clock_warned_ms >= 60000) {
+        clock_warned_ms = now;
+        ereport(WARNING, (errmsg("snowflake: %s", error), errdetail("%s", consequence),
+                          errhint("Synchronize this server's clock and the registry's (NTP).")));
+    }
+    set_error(registry, error);
+}
+
 void publish(SharedState& state, std::uint32_t worker_id, std::int64_t fencing_epoch, std::int64_t from_ms,
              std::int64_t until_ms, std::int64_t registry_now_ms) {
     SharedState::Registry& registry = state.registry;
@@ -165,32 +204,26 @@ bool claim(SharedState& state) {
         return false;
     }
     PQclear(life);
-    const std::int64_t skew = registry_now - (before + after) / 2;
     registry.reached_ms.store(after);
-    const std::int64_t uncertainty = (after - before + 1) / 2;
-    if (std::abs(skew) + uncertainty > registry_max_skew_setting) {
-        snprintf(error, sizeof error,
-                 "this server's clock is %" PRId64 " ms %s the registry's (+/- %" PRId64
-                 " ms), more than snowflake.registry_max_skew (%d ms): no worker id claimed",
-                 std::abs(skew), skew < 0 ? "ahead of" : "behind", uncertainty, registry_max_skew_setting);
-        if (strcmp(error, registry.error) != 0)
-            ereport(WARNING, (errmsg("snowflake: %s", error),
-                              errhint("Synchronize this server's clock with the registry's (NTP).")));
-        set_error(registry, error);
+    if (!compare_clocks(registry, before, after, registry_now, error)) {
+        clock_out_of_bounds(registry, error, "No worker id is claimed until they agree.");
         return false;
     }
+    clock_warned_ms = 0;
     char previous[16], max_worker[24], window[24], epoch[24], layout[kLayoutTextMax];
+    const std::int64_t asked_ms = registry_window_setting;
     snprintf(previous, sizeof previous, "%u", registry.previous);
     snprintf(max_worker, sizeof max_worker, "%" PRIu64, state.layout.max_worker);
-    snprintf(window, sizeof window, "%d", registry_window_setting);
+    snprintf(window, sizeof window, "%" PRId64, asked_ms);
     snprintf(epoch, sizeof epoch, "%" PRId64, state.epoch_unix_ms);
     format_node_layout(state.layout, layout);
     const char* values[] = {incarnation, holder_name(),
                             registry.previous == kNoWorker ? nullptr : previous,
                             max_worker, window, epoch, layout};
+    const std::int64_t sent = unix_now_ms();
     PGresult* granted = registry_query(
-        "SELECT c.worker_id, c.fencing_epoch, c.from_ms, c.until_ms, c.now_ms, l.registry_id, l.life, l.server "
-        "FROM snowflake_registry_life() l, snowflake_registry_claim($1, $2, $3, $4, $5, $6, $7) c",
+        "SELECT c.worker_id, c.fencing_epoch, c.from_ms, c.until_ms, c.now_ms, l.registry_id, l.life, l.server, "
+        "l.max_window_ms FROM snowflake_registry_life() l, snowflake_registry_claim($1, $2, $3, $4, $5, $6, $7) c",
         7, values, call_timeout_ms(), error);
     if (granted == nullptr) {
         claim_failed(registry, error);
@@ -199,7 +232,7 @@ bool claim(SharedState& state) {
     const std::int64_t worker_id = registry_value(granted, 0);
     const std::int64_t fencing_epoch = registry_value(granted, 1);
     const std::int64_t from_ms = registry_value(granted, 2);
-    const std::int64_t until_ms = registry_value(granted, 3);
+    const std::int64_t until_ms = cap_window(registry_value(granted, 3), sent, asked_ms, registry_value(granted, 8));
     const std::int64_t registry_now_ms = registry_value(granted, 4);
     set_life(registry, PQgetvalue(granted, 0, 5), PQgetvalue(granted, 0, 6));
     registry.self_hosted.store(is_this_server(PQgetvalue(granted, 0, 7)));
@@ -240,19 +273,26 @@ bool renew(SharedState& state) {
     get_life(registry, held_registry, held_life);
     snprintf(worker_id, sizeof worker_id, "%u", held);
     snprintf(fencing_epoch, sizeof fencing_epoch, "%" PRId64, registry.fencing_epoch.load());
-    snprintf(window, sizeof window, "%d", registry_window_setting);
+    const std::int64_t asked_ms = registry_window_setting;
+    snprintf(window, sizeof window, "%" PRId64, asked_ms);
     snprintf(from, sizeof from, "%" PRId64, registry.from_ms.load());
     snprintf(until, sizeof until, "%" PRId64, registry.until_ms.load());
     const char* values[] = {worker_id, fencing_epoch, incarnation, holder_name(), from, until, window,
                             held_registry, held_life};
+    const std::int64_t sent = unix_now_ms();
     PGresult* renewed = registry_query(
-        "SELECT outcome, granted_until_ms, reason, registry_id, life, life_change, server, now_ms "
+        "SELECT outcome, granted_until_ms, reason, registry_id, life, life_change, server, now_ms, max_window_ms "
         "FROM snowflake_registry_present($1, $2, $3, $4, $5, $6, $7, $8, $9)",
         9, values, call_timeout_ms(), error);
+    const std::int64_t answered = unix_now_ms();
     if (renewed == nullptr) {
         set_error(registry, error);
         return false;
     }
+    // R7 on every exchange: a clock out of bounds is named; the window stays
+    // safe without it (R3, R4)
+    char clock_error[256];
+    const bool clocks_agree = compare_clocks(registry, sent, answered, registry_value(renewed, 7), clock_error);
     const char* outcome = PQgetvalue(renewed, 0, 0);
     const char* registry_id = PQgetvalue(renewed, 0, 3);
     const char* life = PQgetvalue(renewed, 0, 4);
@@ -265,7 +305,7 @@ bool renew(SharedState& state) {
                       errdetail("Its window was granted by registry %s, life %s; the registry is %s, life %s.",
                                 held_registry, held_life, registry_id, life)));
     if (strcmp(outcome, "renewed") == 0 || strcmp(outcome, "reinstated") == 0) {
-        const std::int64_t until_ms = registry_value(renewed, 1);
+        const std::int64_t until_ms = cap_window(registry_value(renewed, 1), sent, asked_ms, registry_value(renewed, 8));
         const std::int64_t registry_now_ms = registry_value(renewed, 7);
         if (strcmp(outcome, "reinstated") == 0) {
             set_life(registry, registry_id, life);
@@ -274,6 +314,11 @@ bool renew(SharedState& state) {
         }
         PQclear(renewed);
         publish(state, held, registry.fencing_epoch.load(), registry.from_ms.load(), until_ms, registry_now_ms);
+        if (!clocks_agree)
+            clock_out_of_bounds(registry, clock_error,
+                                "The window is renewed; ids run to its end by this server's clock at the latest.");
+        else
+            clock_warned_ms = 0;
         return true;
     }
     const bool conflict = strcmp(outcome, "conflict") == 0;
@@ -449,6 +494,9 @@ void registry_worker_main(Datum) {
     pqsignal(SIGHUP, SignalHandlerForConfigReload);
     install_worker_sigterm();
     BackgroundWorkerUnblockSignals();
+    // R8: a reload signalled before the handler was in place was discarded
+    // (a background worker starts with SIGHUP ignored): read the files now
+    ProcessConfigFile(PGC_SIGHUP);
     before_shmem_exit(SNOWFLAKE_CALLBACK(close_connection, FATAL), 0);
     SharedState& state = *shared_state();
     std::int64_t next_call = 0;  // monotonic ms

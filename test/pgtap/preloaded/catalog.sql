@@ -73,7 +73,7 @@ SELECT has_view('snowflake_status', 'view snowflake_status exists');
 SELECT columns_are('snowflake_status',
     ARRAY['worker_id', 'epoch', 'last_id', 'restart_floor', 'lead_ms', 'lease_until', 'clock_regressions',
           'borrowed_ms', 'waits', 'lease_extensions', 'generating', 'writer_stalled_ms', 'layout',
-          'window_until', 'registry_reached', 'registry_error'],
+          'window_until', 'registry_reached', 'registry_error', 'registry_clock_skew_ms'],
     'snowflake_status shows worker id, epoch, position, counters, layout and the registry''s grant');
 
 -- the type: 8 bytes, by value, int8's alignment, numeric category, not preferred

@@ -42,10 +42,13 @@
 #define FB 3            /* fault budget */
 #endif
 #ifndef STEP
-#define STEP 2          /* a clock step beyond A1, in ticks (STEP2 a second size) */
+#define STEP 3          /* a holder's clock step beyond A1, in ticks */
 #endif
-#ifndef STEP2
-#define STEP2 STEP
+#ifndef RSTEP
+#define RSTEP 3         /* the registry's clock step ahead */
+#endif
+#ifndef RBACK
+#define RBACK 2         /* the registry's clock step behind */
 #endif
 #ifndef FLOOR_AHEAD
 #define FLOOR_AHEAD M   /* raise_floor sets the floor this far ahead of the registry's clock */
@@ -61,7 +64,7 @@
 #endif
 #define T0 6            /* true time starts here: a clock behind stays >= 0 */
 #define OB 8            /* the offset of a correct clock */
-#define TT (T0 + TMAX + 16)
+#define TT 8            /* iss[] keeps the id times a clock may still read: [tick - IWIN, tick + STEP], mod TT */
 #define NONE 255
 #if defined(F_HCLOCK)
 #define IWIN STEP       /* how far behind true time a holder's clock may read */
@@ -196,7 +199,7 @@ typedef Hd {
 Hd hs[NH];
 
 byte tick = T0;
-byte iss[NW * TT];      /* the server (+1) that issued each (worker id, time) */
+byte iss[NW * TT];      /* the server (+1) that issued each (worker id, time mod TT) */
 byte faults;            /* spent of FB */
 bit quiet;              /* the faults stopped (clocks within A1, every holder reachable and running) */
 byte quiet_at;
@@ -449,9 +452,9 @@ inline try_issue(h) {
         if
         :: t1 >= hs[h].gfrom && t1 < hs[h].guntil ->
 #ifndef NO_I1
-            assert(iss[hs[h].gw * TT + t1] == 0 || iss[hs[h].gw * TT + t1] == h + 1);   /* I1 */
+            assert(iss[hs[h].gw * TT + t1 % TT] == 0 || iss[hs[h].gw * TT + t1 % TT] == h + 1);   /* I1 */
 #endif
-            iss[hs[h].gw * TT + t1] = h + 1; hs[h].last = t1;
+            iss[hs[h].gw * TT + t1 % TT] = h + 1; hs[h].last = t1;
             printf("MSC: %d: server %d issues worker id %d time %d\n", tick, h, hs[h].gw, t1)
         :: else -> skip
         fi
@@ -535,7 +538,7 @@ end:
                          (NH < 3 || hs[2].paused || hs[2].cut || hs[2].down || hs[2].called) ->
         tick++;
         /* id times no clock can reach again are forgotten (the state stays small) */
-        for (k : 0 .. NW - 1) { iss[k * TT + tick - IWIN - 1] = 0 };
+        for (k : 0 .. NW - 1) { iss[k * TT + (tick - IWIN - 1) % TT] = 0 };
         for (k : 0 .. NH - 1) {
             hs[k].called = 0;
             if :: hs[k].last + IWIN < tick -> hs[k].last = 0 :: else -> skip fi;
@@ -592,11 +595,15 @@ end:
 #endif
 #ifdef F_CUT        /* a server cut off: its calls fail, the answer waiting is lost */
     :: d_step { SPEND && !hs[0].cut && !hs[0].lose -> faults++; hs[0].cut = 1; printf("MSC: %d: server 0 cut off\n", tick) }
+#ifndef NO_LOSE
     :: d_step { SPEND && !hs[0].cut && !hs[0].lose -> faults++; hs[0].lose = 1 }
+#endif
     :: d_step { !quiet && AT && hs[0].cut -> hs[0].cut = 0; printf("MSC: %d: server 0 reachable\n", tick) }
 #ifndef F_CUT0
     :: d_step { SPEND && !hs[1].cut && !hs[1].lose -> faults++; hs[1].cut = 1; printf("MSC: %d: server 1 cut off\n", tick) }
+#ifndef NO_LOSE
     :: d_step { SPEND && !hs[1].cut && !hs[1].lose -> faults++; hs[1].lose = 1 }
+#endif
     :: d_step { !quiet && AT && hs[1].cut -> hs[1].cut = 0; printf("MSC: %d: server 1 reachable\n", tick) }
 #endif
 #endif
@@ -605,9 +612,13 @@ end:
     :: d_step { SPEND && !hs[0].paused && !hs[0].slow && hs[0].rw != NONE -> faults++; hs[0].slow = 1 }
     :: d_step { !quiet && AT && hs[0].paused -> hs[0].paused = 0; printf("MSC: %d: server 0 resumed\n", tick); resume(0) }
 #endif
-#ifdef F_RCLOCK     /* the registry's clock stepped beyond A1, and back */
-    :: d_step { SPEND && roff == OB -> faults++; roff = OB + STEP; printf("MSC: %d: the registry's clock %d ahead\n", tick, STEP) }
-    :: d_step { SPEND && roff == OB -> faults++; roff = OB - STEP2; printf("MSC: %d: the registry's clock %d behind\n", tick, STEP2) }
+#ifdef F_RAHEAD     /* the registry's clock stepped ahead beyond A1, and back */
+    :: d_step { SPEND && roff == OB && hs[0].off == OB -> faults++; roff = OB + RSTEP; printf("MSC: %d: the registry's clock %d ahead\n", tick, RSTEP) }
+#endif
+#ifdef F_RBEHIND    /* the registry's clock stepped behind beyond A1, and back */
+    :: d_step { SPEND && roff == OB && hs[0].off == OB -> faults++; roff = OB - RBACK; printf("MSC: %d: the registry's clock %d behind\n", tick, RBACK) }
+#endif
+#if defined(F_RAHEAD) || defined(F_RBEHIND)
     :: d_step { !quiet && AT && roff != OB -> roff = OB; printf("MSC: %d: the registry's clock right again\n", tick) }
 #endif
 #ifdef F_HCLOCK     /* server 0's clock stepped beyond A1, and back */

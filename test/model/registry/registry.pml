@@ -127,6 +127,14 @@
 #define NAMEOF(h) (h)
 #endif
 #define HID(h) ((h) * 16 + hs[h].inc + 1)   /* the incarnation: the holder */
+/* the clock the grace is measured on: the registry's wall clock, or
+ * (-DR2_ELAPSED) its elapsed time since the life began (a monotonic clock,
+ * which no clock step moves) */
+#ifdef R2_ELAPSED
+#define GNOW tick
+#else
+#define GNOW rnow
+#endif
 #define HCLOCK(h) (tick + hs[h].off - OB)
 #define RCLOCK (tick + roff - OB)
 #define MIN(a, b) ((a) < (b) -> (a) : (b))
@@ -234,7 +242,7 @@ inline create_db() {
     };
     for (i : 0 .. NW * EMAX - 1) { db.g[i].hid = 0; db.g[i].name = 0; db.g[i].from = 0; db.g[i].upto = 0 };
     lifectr++; db.life = lifectr;
-    db.grace = rnow + M + S
+    db.grace = GNOW + M + S
 }
 
 /* snowflake_registry_life(), at the start of every call: a new life when the
@@ -247,11 +255,11 @@ inline reg_life() {
     if
     :: db.started != rstart || (R1 && db.rolled) ->
         lifectr++; db.life = lifectr; db.started = rstart; db.rolled = 0;
-        db.grace = rnow + M + S
+        db.grace = GNOW + M + S
     :: else -> skip
     fi;
     if
-    :: R2 && db.grace > rnow + M + S -> db.grace = rnow + M + S
+    :: R2 && db.grace > rnow + M + S -> db.grace = GNOW + M + S
     :: else -> skip
     fi
 }
@@ -274,7 +282,7 @@ inline claim(h) {
     /* R2: in the grace no window is granted to a holder that holds none, not
      * even the grant the row names it holder of (a restore brings such rows back) */
     if
-    :: R2 && rnow < db.grace -> goto claimed
+    :: R2 && GNOW < db.grace -> goto claimed
     :: else -> skip
     fi;
     /* the grant this incarnation holds already (its answer was lost) */
@@ -292,7 +300,7 @@ inline claim(h) {
     :: else -> skip
     fi;
     if
-    :: rnow < db.grace -> goto claimed      /* in the grace: no new window */
+    :: GNOW < db.grace -> goto claimed      /* in the grace: no new window */
     :: else -> skip
     fi;
     /* a free worker id: released, or its window and quarantine over; any of them (the order is the code's) */
@@ -385,7 +393,7 @@ inline present(h) {
             fi
         :: else -> skip
         fi;
-        lifectr++; db.life = lifectr; db.grace = rnow + M + S
+        lifectr++; db.life = lifectr; db.grace = GNOW + M + S
     :: else -> skip
     fi;
     /* presented to another life */
@@ -529,6 +537,7 @@ end:
 
 /* ---- time ---- */
 hidden byte live_n, live_want;
+byte live_from;         /* L1 counts from here (kept: it only rises) */
 proctype Clock() {
 end:
     do
@@ -546,9 +555,20 @@ end:
             try_issue(k)
         };
 #ifdef CHECK_LIVE
-        /* L1: once the faults stopped, every worker id a running server can take is issued under */
+        /* L1: once the faults stopped, every worker id a running server can
+         * take is issued under within LIVE_B ticks of the later of: the
+         * faults' end, the floor, and the end of the window and quarantine
+         * of a worker id whose holder is gone (the registry's record of it) */
+        live_from = MAX(live_from, quiet_at); live_from = MAX(live_from, db.floor);
+        for (k : 0 .. NW - 1) {
+            if
+            :: quiet && db.wk[k].hid != 0 && db.wk[k].hid != HID(0) && (NH < 2 || db.wk[k].hid != HID(1)) && (NH < 3 || db.wk[k].hid != HID(2)) ->
+                live_from = MAX(live_from, db.wk[k].exp + Q)
+            :: else -> skip
+            fi
+        };
         if
-        :: quiet && tick >= quiet_at + LIVE_B && tick >= db.floor + LIVE_B ->
+        :: quiet && tick >= live_from + LIVE_B ->
             live_n = 0; live_want = 0;
             for (k : 0 .. NH - 1) {
                 if :: !hs[k].down -> live_want++ :: else -> skip fi;
@@ -575,6 +595,7 @@ end:
 proctype Nemesis() {
 end:
     do
+    :: faults > FB -> skip     /* never: the loop has an option whatever the scenario enables */
 #ifdef F_SAVE
     :: d_step { !quiet && AT && !have_saved -> COPYDB(saved, db); have_saved = 1; printf("MSC: %d: a base backup of the registry\n", tick) }
 #endif

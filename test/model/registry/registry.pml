@@ -592,6 +592,12 @@ end:
 #define AT (!hs[0].called && (NH < 2 || !hs[1].called) && (NH < 3 || !hs[2].called))
 #endif
 #define SPEND (faults < FB && !quiet && AT)
+/* -DLOSE_CLAIM: only a claim's answer is lost */
+#ifdef LOSE_CLAIM
+#define LOSE_OK(h) (hs[h].rw == NONE)
+#else
+#define LOSE_OK(h) 1
+#endif
 proctype Nemesis() {
 end:
     do
@@ -614,18 +620,26 @@ end:
 #ifdef F_FLOOR      /* snowflake_registry_raise_floor() ahead */
     :: d_step { SPEND -> faults++; db.floor = MAX(db.floor, RCLOCK + FLOOR_AHEAD); printf("MSC: %d: floor raised to %d\n", tick, db.floor) }
 #endif
-#ifdef F_CUT        /* a server cut off: its calls fail, the answer waiting is lost */
+#ifdef F_CUT        /* a server cut off (-DNO_UNCUT: for good), or its next answer lost (-DNO_LOSE: not) */
+#ifndef NO_CUT
     :: d_step { SPEND && !hs[0].cut && !hs[0].lose -> faults++; hs[0].cut = 1; printf("MSC: %d: server 0 cut off\n", tick) }
-#ifndef NO_LOSE
-    :: d_step { SPEND && !hs[0].cut && !hs[0].lose -> faults++; hs[0].lose = 1 }
 #endif
+#ifndef NO_LOSE
+    :: d_step { SPEND && !hs[0].cut && !hs[0].lose && LOSE_OK(0) -> faults++; hs[0].lose = 1 }
+#endif
+#ifndef NO_UNCUT
     :: d_step { !quiet && AT && hs[0].cut -> hs[0].cut = 0; printf("MSC: %d: server 0 reachable\n", tick) }
-#ifndef F_CUT0
-    :: d_step { SPEND && !hs[1].cut && !hs[1].lose -> faults++; hs[1].cut = 1; printf("MSC: %d: server 1 cut off\n", tick) }
-#ifndef NO_LOSE
-    :: d_step { SPEND && !hs[1].cut && !hs[1].lose -> faults++; hs[1].lose = 1 }
 #endif
+#ifndef F_CUT0
+#ifndef NO_CUT
+    :: d_step { SPEND && !hs[1].cut && !hs[1].lose -> faults++; hs[1].cut = 1; printf("MSC: %d: server 1 cut off\n", tick) }
+#endif
+#ifndef NO_LOSE
+    :: d_step { SPEND && !hs[1].cut && !hs[1].lose && LOSE_OK(1) -> faults++; hs[1].lose = 1 }
+#endif
+#ifndef NO_UNCUT
     :: d_step { !quiet && AT && hs[1].cut -> hs[1].cut = 0; printf("MSC: %d: server 1 reachable\n", tick) }
+#endif
 #endif
 #endif
 #ifdef F_PAUSE      /* server 0 paused: no step while time passes */

@@ -109,6 +109,10 @@ CHAOS_SECONDS = 300
 CHAOS_FAULTS = default
 CHAOS_OVERLAP = 2
 CHAOS_QUIET = 30
+# the models of test/model (SPIN): the registry's rules, checked exhaustively
+check-model:
+	bash test/model/run
+
 check-chaos:
 	python3 test/chaos/run --selftest
 	@failed=""; n=0; : >chaos-seeds.log; for spec in $(CHAOS_SEEDS); do \
@@ -124,5 +128,5 @@ check-chaos:
 	if [ -n "$$failed" ]; then echo "check-chaos: $$n seeds of $(CHAOS_SECONDS) s, $$ids ids; seeds with violations or failures:$$failed"; exit 1; fi; \
 	echo "check-chaos: $$n seeds of $(CHAOS_SECONDS) s, $$ids ids, no violation"
 
-.PHONY: unit fuzz bench bench-core dist check-house check-chaos
+.PHONY: unit fuzz bench bench-core dist check-house check-chaos check-model
 EXTRA_CLEAN = chaos_check chaos-seeds.log chaos-seed.log $(BENCH_CORE) $(GTEST_BIN) $(GTEST_BIN)-tsan $(GTEST_BIN)-asan $(FUZZ_BINS) tmp_check results regression.diffs regression.out

@@ -1,0 +1,692 @@
+/*
+ * The registry of worker ids (snowflake_registry_*) and its holders, for SPIN.
+ * test/model/RULES.md names the assumptions, invariants and rules; this model
+ * has an action or a guard for each, under 1.1's rules (-DRULES_11: O1..O6)
+ * or the current ones (R1..R7, each removed by -DNO_Rn).
+ *
+ * Time is discrete: `tick` is true time, each clock reads tick + its offset
+ * (offset OB means no error). Ids are time units: a holder issues at most one
+ * id time per tick, at its clock, inside its generator's window; iss[] records
+ * which server issued each (worker id, time). Every action is one d_step.
+ *
+ * Processes: Holder(h) for each server h (its incarnation changes at each
+ * restart), Clock (advances tick once every running holder made its call of
+ * the tick), Nemesis (the faults, at most FB of them, restricted to the
+ * actions a scenario enables with -DF_...). The registry is the data `db`
+ * and the inlines below it, run atomically inside the caller's call: a call
+ * is one step (the registry answers, the answer waits in the holder's slot)
+ * and its answer another (the holder applies it with its clock at the send).
+ */
+
+/* ---- bounds ---- */
+#ifndef NH
+#define NH 2            /* servers */
+#endif
+#ifndef NW
+#define NW 1            /* worker ids */
+#endif
+#ifndef M
+#define M 3             /* the registry's maximum window (= the window nodes ask) */
+#endif
+#ifndef S
+#define S 1             /* its skew bound */
+#endif
+#define E 0             /* A1: clocks within E of true time (2E <= S) */
+#ifndef Q
+#define Q 1             /* quarantine */
+#endif
+#ifndef TMAX
+#define TMAX 16         /* ticks explored */
+#endif
+#ifndef FB
+#define FB 3            /* fault budget */
+#endif
+#ifndef STEP
+#define STEP 3          /* a holder's clock step beyond A1, in ticks */
+#endif
+#ifndef RSTEP
+#define RSTEP 3         /* the registry's clock step ahead */
+#endif
+#ifndef RBACK
+#define RBACK 2         /* the registry's clock step behind */
+#endif
+#ifndef FLOOR_AHEAD
+#define FLOOR_AHEAD M   /* raise_floor sets the floor this far ahead of the registry's clock */
+#endif
+#ifndef EMAX
+#define EMAX 4          /* fencing epochs per worker id (more: the claim is not made) */
+#endif
+#ifndef NINC
+#define NINC 3          /* incarnations per server */
+#endif
+#ifndef LIVE_B
+#define LIVE_B (2*M + S + 2)  /* L1's bound after the faults stop: 2M + S + 2 renewal periods */
+#endif
+#define T0 6            /* true time starts here: a clock behind stays >= 0 */
+#define OB 8            /* the offset of a correct clock */
+#define TT 8            /* iss[] keeps the id times a clock may still read: [tick - IWIN, tick + STEP], mod TT */
+#define NONE 255
+#if defined(F_HCLOCK)
+#define IWIN STEP       /* how far behind true time a holder's clock may read */
+#else
+#define IWIN 0
+#endif
+#define P 1             /* renewal period: a call of every running holder each tick */
+
+/* ---- the rule set ---- */
+#ifdef RULES_11
+#define R1 0
+#define R2 0
+#define R3 0
+#define R4 0
+#define R5 0
+#define R6 0
+#define R7 0
+#else
+#ifdef NO_R1
+#define R1 0
+#else
+#define R1 1
+#endif
+#ifdef NO_R2
+#define R2 0
+#else
+#define R2 1
+#endif
+#ifdef NO_R3
+#define R3 0
+#else
+#define R3 1
+#endif
+#ifdef NO_R4
+#define R4 0
+#else
+#define R4 1
+#endif
+#ifdef NO_R5
+#define R5 0
+#else
+#define R5 1
+#endif
+#ifdef NO_R6
+#define R6 0
+#else
+#define R6 1
+#endif
+#ifdef NO_R7
+#define R7 0
+#else
+#define R7 1
+#endif
+#endif
+
+/* the holder names: with -DSAME_NAME servers 0 and 1 have one host:port and data directory */
+#ifdef SAME_NAME
+#define NAMEOF(h) ((h) == 1 -> 0 : (h))
+#else
+#define NAMEOF(h) (h)
+#endif
+#define HID(h) ((h) * 16 + hs[h].inc + 1)   /* the incarnation: the holder */
+/* the clock the grace is measured on: the registry's wall clock, or
+ * (-DR2_ELAPSED) its elapsed time since the life began (a monotonic clock,
+ * which no clock step moves) */
+#ifdef R2_ELAPSED
+#define GNOW tick
+#else
+#define GNOW rnow
+#endif
+#define HCLOCK(h) (tick + hs[h].off - OB)
+#define RCLOCK (tick + roff - OB)
+#define MIN(a, b) ((a) < (b) -> (a) : (b))
+#define MAX(a, b) ((a) > (b) -> (a) : (b))
+/* the holder a grant is compared by: its name (1.1), its incarnation (R5) */
+#if R5
+#define SAMEHOLDER(gid, gname, pid, pname) ((gid) == (pid))
+#else
+#define SAMEHOLDER(gid, gname, pid, pname) ((gname) == (pname))
+#endif
+
+/* ---- the registry's durable state (its tables) ---- */
+typedef Wk {            /* snowflake_registry.workers */
+    byte hid;           /* holder incarnation, 0: none (released) */
+    byte name;          /* holder_name */
+    byte ep;            /* fencing_epoch */
+    byte from;          /* window_from_ms */
+    byte exp;           /* expires_ms */
+    byte hw;            /* high_water_ms */
+    bit clean           /* its last holder released it cleanly */
+}
+typedef Gr {            /* snowflake_registry.grants, at [w * EMAX + epoch - 1] */
+    byte hid;           /* 0: no such grant */
+    byte name;
+    byte from;
+    byte upto
+}
+typedef Db {
+    byte life;          /* settings.life */
+    byte grace;         /* settings.grace_until_ms */
+    byte started;       /* the server start its identity records */
+    bit rolled;         /* its tables were restored into the running server (their oids differ) */
+    byte floor;
+    Wk wk[NW];
+    Gr g[NW * EMAX]
+}
+Db db;
+Db saved;               /* a base backup (or an earlier state a failover or PITR returns to) */
+bit have_saved;
+byte rstart = 1;        /* the registry server's start (each start: a new one) */
+byte lifectr = 1;       /* life ids handed out (random in the code) */
+byte roff = OB;         /* the registry's clock offset */
+
+/* ---- the holders (one per server) ---- */
+typedef Hd {
+    byte inc;           /* incarnation (restarts) */
+    byte rw;            /* the worker id held at the registry, NONE: claims */
+    byte ep;
+    byte life;          /* the life that granted or reinstated it */
+    byte gw;            /* the generator's grant (apply_grant): worker id, [gfrom, guntil) */
+    byte gfrom;
+    byte guntil;
+    byte last;          /* the last id time issued (the lease: kept across restarts) */
+    byte off;           /* clock offset */
+    bit cut;            /* its calls fail */
+    bit lose;           /* its next call reaches the registry, its answer is lost, then it is cut off */
+    bit paused;         /* takes no step */
+    bit slow;           /* its next answer arrives after a pause (it pauses with the call in flight) */
+    bit called;         /* made its call of this tick */
+    bit down;           /* stopped for good (a clean shutdown without a restart) */
+    byte ak;            /* the answer: 0 none (refused), 1 granted, 2 renewed/reinstated, 3 lost, 4 conflict */
+    byte aw;
+    byte aep;
+    byte afrom;
+    byte auntil;
+    byte alife;
+    byte asend;         /* its clock at the send */
+    bit anamed          /* R7: the answer named the registry's clock out of bounds */
+}
+Hd hs[NH];
+
+byte tick = T0;
+byte iss[NW * TT];      /* the server (+1) that issued each (worker id, time mod TT) */
+byte faults;            /* spent of FB */
+bit quiet;              /* the faults stopped (clocks within A1, every holder reachable and running) */
+byte quiet_at;
+
+hidden byte rnow, t1, t2, i, j, k, w, found, pe, lo, hi;
+hidden byte ok;
+
+/* ---- the registry's functions ---- */
+
+/* db := src (a restore) / saved := db (a backup) */
+#define COPYDB(dst, src) \
+    dst.life = src.life; dst.grace = src.grace; dst.started = src.started; dst.rolled = src.rolled; \
+    dst.floor = src.floor; \
+    for (i : 0 .. NW - 1) { \
+        dst.wk[i].hid = src.wk[i].hid; dst.wk[i].name = src.wk[i].name; dst.wk[i].ep = src.wk[i].ep; \
+        dst.wk[i].from = src.wk[i].from; dst.wk[i].exp = src.wk[i].exp; dst.wk[i].hw = src.wk[i].hw; \
+        dst.wk[i].clean = src.wk[i].clean \
+    }; \
+    for (i : 0 .. NW * EMAX - 1) { \
+        dst.g[i].hid = src.g[i].hid; dst.g[i].name = src.g[i].name; dst.g[i].from = src.g[i].from; \
+        dst.g[i].upto = src.g[i].upto \
+    }; \
+    skip
+
+/* snowflake_registry_create(): empty tables, a new life whose grace starts now */
+inline create_db() {
+    rnow = RCLOCK;
+    db.floor = 0; db.rolled = 0; db.started = rstart;
+    for (i : 0 .. NW - 1) {
+        db.wk[i].hid = 0; db.wk[i].name = 0; db.wk[i].ep = 0; db.wk[i].from = 0; db.wk[i].exp = 0;
+        db.wk[i].hw = 0; db.wk[i].clean = 1
+    };
+    for (i : 0 .. NW * EMAX - 1) { db.g[i].hid = 0; db.g[i].name = 0; db.g[i].from = 0; db.g[i].upto = 0 };
+    lifectr++; db.life = lifectr;
+    db.grace = GNOW + M + S
+}
+
+/* snowflake_registry_life(), at the start of every call: a new life when the
+ * server's start differs from the one its identity records (O1, R1), or (R1)
+ * its tables were restored into the running server; its grace ends one
+ * maximum window plus the skew bound after the first call (O2, R2); R2
+ * lowers it to one grace from now at every call. */
+inline reg_life() {
+    rnow = RCLOCK;
+    if
+    :: db.started != rstart || (R1 && db.rolled) ->
+        lifectr++; db.life = lifectr; db.started = rstart; db.rolled = 0;
+        db.grace = GNOW + M + S
+    :: else -> skip
+    fi;
+    if
+    :: R2 && db.grace > rnow + M + S -> db.grace = GNOW + M + S
+    :: else -> skip
+    fi
+}
+
+/* the next fencing epoch of worker id w: above every grant recorded */
+inline next_epoch() {
+    pe = db.wk[w].ep;
+    for (j : 0 .. EMAX - 1) { if :: db.g[w * EMAX + j].hid != 0 && j + 1 > pe -> pe = j + 1 :: else -> skip fi };
+    pe++
+}
+
+/* snowflake_registry_claim() for holder h: its answer in hs[h].a* (ak 0: refused) */
+inline claim(h) {
+    reg_life();
+    /* R7 (and O4): the claim is not made while the clocks differ by more than S */
+    if
+    :: HCLOCK(h) > rnow + S || rnow > HCLOCK(h) + S -> goto claimed
+    :: else -> skip
+    fi;
+    /* R2: in the grace no window is granted to a holder that holds none, not
+     * even the grant the row names it holder of (a restore brings such rows back) */
+    if
+    :: R2 && GNOW < db.grace -> goto claimed
+    :: else -> skip
+    fi;
+    /* the grant this incarnation holds already (its answer was lost) */
+    found = NONE;
+    for (k : 0 .. NW - 1) { if :: db.wk[k].hid == HID(h) -> found = k :: else -> skip fi };
+    if
+    :: found != NONE ->
+        w = found;
+        db.wk[w].exp = MAX(db.wk[w].exp, rnow + M); db.wk[w].hw = MAX(db.wk[w].hw, rnow + M);
+        db.g[w * EMAX + db.wk[w].ep - 1].upto = db.wk[w].exp;
+        hs[h].ak = 1; hs[h].aw = w; hs[h].aep = db.wk[w].ep; hs[h].afrom = db.wk[w].from;
+        hs[h].auntil = (R3 -> MIN(db.wk[w].exp, rnow + M) : db.wk[w].exp);
+        hs[h].alife = db.life;
+        goto claimed
+    :: else -> skip
+    fi;
+    if
+    :: GNOW < db.grace -> goto claimed      /* in the grace: no new window */
+    :: else -> skip
+    fi;
+    /* a free worker id: released, or its window and quarantine over; any of them (the order is the code's) */
+    found = NONE;
+    for (k : 0 .. NW - 1) {
+        if
+        :: found == NONE && (db.wk[k].hid == 0 || db.wk[k].exp + Q <= rnow) -> found = k
+        :: else -> skip
+        fi
+    };
+    if
+    :: found == NONE -> goto claimed
+    :: else -> skip
+    fi;
+    w = found;
+    next_epoch();
+    if
+    :: pe > EMAX -> goto claimed          /* the model's bound on epochs */
+    :: else -> skip
+    fi;
+    /* O6: from the high water, the floor or now; R6: a gap of M + S after an unclean end */
+    t1 = db.wk[w].hw;
+    if
+    :: R6 && !db.wk[w].clean -> t1 = t1 + M + S
+    :: else -> skip
+    fi;
+    t1 = MAX(t1, db.floor); t1 = MAX(t1, rnow);
+    t2 = t1 + M;                            /* O3: max(rnow, from) + window */
+    if
+    :: R3 && t2 > rnow + M -> t2 = MAX(rnow + M, t1)   /* R3: at most rnow + M, empty when from is later */
+    :: else -> skip
+    fi;
+    db.wk[w].hid = HID(h); db.wk[w].name = NAMEOF(h); db.wk[w].ep = pe; db.wk[w].from = t1;
+    db.wk[w].exp = t2; db.wk[w].hw = t2; db.wk[w].clean = 0;
+    db.g[w * EMAX + pe - 1].hid = HID(h); db.g[w * EMAX + pe - 1].name = NAMEOF(h);
+    db.g[w * EMAX + pe - 1].from = t1; db.g[w * EMAX + pe - 1].upto = t2;
+    hs[h].ak = 1; hs[h].aw = w; hs[h].aep = pe; hs[h].afrom = t1; hs[h].auntil = t2; hs[h].alife = db.life;
+claimed:
+    if
+    :: hs[h].ak == 1 -> printf("MSC: %d: server %d claims (clock %d, registry %d, life %d): worker id %d epoch %d [%d,%d)\n", tick, h, HCLOCK(h), rnow, db.life, hs[h].aw, hs[h].aep, hs[h].afrom, hs[h].auntil)
+    :: else -> printf("MSC: %d: server %d claims (clock %d, registry %d, life %d, grace until %d): refused\n", tick, h, HCLOCK(h), rnow, db.life, db.grace)
+    fi
+}
+
+/* whether a grant of worker id w other than (pe, holder h) overlaps [lo, hi): found = its epoch */
+inline overlapping(h) {
+    found = NONE;
+    for (j : 0 .. EMAX - 1) {
+        if
+        :: found == NONE && db.g[w * EMAX + j].hid != 0 && db.g[w * EMAX + j].from < hi && lo < db.g[w * EMAX + j].upto &&
+           (j + 1 != pe || !SAMEHOLDER(db.g[w * EMAX + j].hid, db.g[w * EMAX + j].name, HID(h), NAMEOF(h))) ->
+            found = j
+        :: else -> skip
+        fi
+    }
+}
+
+/* snowflake_registry_present() for holder h: a renewal of a grant of this
+ * life, or the presentation of a window of another life (O5, R5) */
+inline present(h) {
+    reg_life();
+    w = hs[h].rw; pe = hs[h].ep; lo = hs[h].gfrom; hi = hs[h].guntil;
+    hs[h].anamed = R7 && (HCLOCK(h) > rnow + S || rnow > HCLOCK(h) + S);
+    if
+    :: hs[h].life == db.life ->
+        if
+        :: db.wk[w].ep == pe && db.wk[w].hid == HID(h) ->     /* renewed */
+            db.wk[w].exp = MAX(db.wk[w].exp, rnow + M); db.wk[w].hw = MAX(db.wk[w].hw, rnow + M);
+            db.g[w * EMAX + pe - 1].upto = db.wk[w].exp;
+            hs[h].ak = 2; hs[h].auntil = (R3 -> MIN(db.wk[w].exp, rnow + M) : db.wk[w].exp); hs[h].alife = db.life;
+            goto presented
+        :: else -> skip
+        fi;
+        /* a grant of this life the registry does not know, or granted again to another holder: a new life */
+        ok = 0;
+        for (j : 0 .. EMAX - 1) { if :: db.g[w * EMAX + j].hid != 0 && j + 1 >= pe -> ok = 1 :: else -> skip fi };
+        if
+        :: ok ->
+            found = NONE;
+            for (j : 0 .. EMAX - 1) {
+                if
+                :: db.g[w * EMAX + j].hid != 0 && j + 1 >= pe && db.g[w * EMAX + j].from < hi && lo < db.g[w * EMAX + j].upto &&
+                   !SAMEHOLDER(db.g[w * EMAX + j].hid, db.g[w * EMAX + j].name, HID(h), NAMEOF(h)) -> found = j
+                :: else -> skip
+                fi
+            };
+            if
+            :: found == NONE -> hs[h].ak = 3; goto presented      /* lost */
+            :: else -> skip
+            fi
+        :: else -> skip
+        fi;
+        lifectr++; db.life = lifectr; db.grace = GNOW + M + S
+    :: else -> skip
+    fi;
+    /* presented to another life */
+    overlapping(h);
+    if
+    :: found != NONE -> hs[h].ak = 4; goto presented           /* conflict */
+    :: else -> skip
+    fi;
+    if
+    :: db.wk[w].hid != 0 && (db.wk[w].hid != HID(h) || db.wk[w].ep != pe) && db.wk[w].exp > rnow ->
+        hs[h].ak = 3; goto presented                            /* lost: another holds it after the window */
+    :: else -> skip
+    fi;
+    if
+    :: R5 && hi <= rnow -> hs[h].ak = 3; goto presented          /* R5: an ended window is not reinstated */
+    :: else -> skip
+    fi;
+    t2 = MAX(hi, rnow + M);                                      /* O5: extended, whether or not it ended */
+    if
+    :: !(db.wk[w].hid == HID(h) && db.wk[w].ep == pe) -> db.wk[w].from = lo
+    :: else -> skip
+    fi;
+    db.wk[w].hid = HID(h); db.wk[w].name = NAMEOF(h); db.wk[w].ep = pe;
+    db.wk[w].hw = MAX(db.wk[w].hw, t2); db.wk[w].exp = MAX(db.wk[w].exp, t2); db.wk[w].clean = 0;
+    if
+    :: pe <= EMAX ->
+        if
+        :: db.g[w * EMAX + pe - 1].hid == 0 ->
+            db.g[w * EMAX + pe - 1].from = lo; db.g[w * EMAX + pe - 1].upto = db.wk[w].exp
+        :: else ->
+            db.g[w * EMAX + pe - 1].from = MIN(db.g[w * EMAX + pe - 1].from, lo);
+            db.g[w * EMAX + pe - 1].upto = MAX(db.g[w * EMAX + pe - 1].upto, db.wk[w].exp)
+        fi;
+        db.g[w * EMAX + pe - 1].hid = HID(h); db.g[w * EMAX + pe - 1].name = NAMEOF(h)
+    :: else -> skip
+    fi;
+    hs[h].ak = 2; hs[h].auntil = (R3 -> MIN(db.wk[w].exp, rnow + M) : db.wk[w].exp); hs[h].alife = db.life;
+presented:
+    hs[h].aw = w; hs[h].aep = pe; hs[h].afrom = lo;
+    printf("MSC: %d: server %d presents worker id %d epoch %d [%d,%d) of life %d to life %d (registry clock %d): %d until %d (2 renewed or reinstated, 3 lost, 4 conflict)\n", tick, h, w, pe, lo, hi, hs[h].life, db.life, rnow, hs[h].ak, hs[h].auntil)
+}
+
+/* snowflake_registry_release(w, epoch, holder, used_until): holder h's clean release */
+inline release_clean(h) {
+    reg_life();
+    w = hs[h].rw;
+    if
+    :: w != NONE && db.wk[w].hid == HID(h) && db.wk[w].ep == hs[h].ep ->
+        t1 = hs[h].last + 1;
+        db.wk[w].hid = 0; db.wk[w].exp = MIN(db.wk[w].exp, rnow);
+        db.wk[w].hw = MAX(db.wk[w].from, MIN(db.wk[w].hw, t1)); db.wk[w].clean = 1;
+        db.g[w * EMAX + db.wk[w].ep - 1].upto = db.wk[w].hw
+    :: else -> skip
+    fi
+}
+
+/* ---- the holder ---- */
+
+/* issue an id at the generator's time max(clock, last) if its window covers it (reserve(), apply_grant()) */
+inline try_issue(h) {
+    if
+    :: !hs[h].paused && !hs[h].down && hs[h].gw != NONE ->
+        t1 = MAX(HCLOCK(h), hs[h].last);
+        if
+        :: t1 >= hs[h].gfrom && t1 < hs[h].guntil ->
+#ifndef NO_I1
+            assert(iss[hs[h].gw * TT + t1 % TT] == 0 || iss[hs[h].gw * TT + t1 % TT] == h + 1);   /* I1 */
+#endif
+            iss[hs[h].gw * TT + t1 % TT] = h + 1; hs[h].last = t1;
+            printf("MSC: %d: server %d issues worker id %d time %d\n", tick, h, hs[h].gw, t1)
+        :: else -> skip
+        fi
+    :: else -> skip
+    fi
+}
+
+/* the answer applied: publish() with R4's cap, lost (the generator goes on
+ * to its window's end), conflict (it stops now) */
+inline receive(h) {
+#ifdef CHECK_NAMED
+    /* R7: a renewal answered with an ended window names the registry's clock */
+    assert(!(hs[h].ak == 2 && hs[h].auntil <= hs[h].asend && !hs[h].anamed));
+#endif
+    if
+    :: hs[h].ak == 1 || hs[h].ak == 2 ->
+        t2 = hs[h].auntil;
+        if
+        :: R4 && t2 > hs[h].asend + M -> t2 = hs[h].asend + M     /* R4: cap_window() */
+        :: else -> skip
+        fi;
+        hs[h].rw = hs[h].aw; hs[h].ep = hs[h].aep; hs[h].life = hs[h].alife;
+        hs[h].gw = hs[h].aw; hs[h].gfrom = hs[h].afrom; hs[h].guntil = t2;
+        printf("MSC: %d: server %d applies worker id %d [%d,%d)\n", tick, h, hs[h].gw, hs[h].gfrom, hs[h].guntil)
+    :: hs[h].ak == 3 -> hs[h].rw = NONE
+    :: hs[h].ak == 4 -> hs[h].rw = NONE; hs[h].guntil = MIN(hs[h].guntil, HCLOCK(h))
+    :: else -> skip
+    fi;
+    hs[h].ak = 0; hs[h].anamed = 0; hs[h].aw = 0; hs[h].aep = 0; hs[h].afrom = 0; hs[h].auntil = 0;
+    hs[h].alife = 0; hs[h].asend = 0
+}
+
+inline clear_answer(h) {
+    hs[h].ak = 0; hs[h].anamed = 0; hs[h].aw = 0; hs[h].aep = 0; hs[h].afrom = 0; hs[h].auntil = 0;
+    hs[h].alife = 0; hs[h].asend = 0
+}
+
+inline resume(h) {     /* the answer in flight applied, with the clock at its send */
+    if
+    :: hs[h].asend != 0 -> receive(h)
+    :: else -> skip
+    fi;
+    try_issue(h)
+}
+
+inline restart(h) {     /* a new incarnation: the generator holds no grant; the lease keeps `last` */
+    hs[h].inc++; hs[h].rw = NONE; hs[h].gw = NONE; hs[h].life = 0; hs[h].lose = 0; hs[h].slow = 0;
+    clear_answer(h)
+}
+
+/* A call (claim() or renew()) and its answer in one step, once a tick
+ * (the renewal period); a lost answer cuts the holder off, a slow one
+ * arrives when the holder resumes. */
+proctype Holder(byte h) {
+end:
+    do
+    :: d_step {
+        !hs[h].paused && !hs[h].cut && !hs[h].down && !hs[h].called ->
+        hs[h].called = 1; hs[h].asend = HCLOCK(h);
+        if
+        :: hs[h].rw == NONE -> claim(h)
+        :: else -> present(h)
+        fi;
+        if
+        :: hs[h].lose -> hs[h].lose = 0; hs[h].cut = 1; printf("MSC: %d: server %d: the answer is lost\n", tick, h); clear_answer(h)
+        :: !hs[h].lose && hs[h].slow -> hs[h].slow = 0; hs[h].paused = 1; printf("MSC: %d: server %d paused, the answer in flight\n", tick, h)
+        :: else -> receive(h); try_issue(h)
+        fi
+       }
+    od
+}
+
+/* ---- time ---- */
+hidden byte live_n, live_want;
+byte live_from;         /* L1 counts from here (kept: it only rises) */
+proctype Clock() {
+end:
+    do
+    :: d_step {
+        tick < T0 + TMAX && (NH < 1 || hs[0].paused || hs[0].cut || hs[0].down || hs[0].called) &&
+                         (NH < 2 || hs[1].paused || hs[1].cut || hs[1].down || hs[1].called) &&
+                         (NH < 3 || hs[2].paused || hs[2].cut || hs[2].down || hs[2].called) ->
+        tick++;
+        /* id times no clock can reach again are forgotten (the state stays small) */
+        for (k : 0 .. NW - 1) { iss[k * TT + (tick - IWIN - 1) % TT] = 0 };
+        for (k : 0 .. NH - 1) {
+            hs[k].called = 0;
+            if :: hs[k].last + IWIN < tick -> hs[k].last = 0 :: else -> skip fi;
+            if :: hs[k].rw == NONE && hs[k].guntil + IWIN <= tick -> hs[k].gw = NONE; hs[k].gfrom = 0; hs[k].guntil = 0 :: else -> skip fi;
+            try_issue(k)
+        };
+#ifdef CHECK_LIVE
+        /* L1: once the faults stopped, every worker id a running server can
+         * take is issued under within LIVE_B ticks of the later of: the
+         * faults' end, the floor, and the end of the window and quarantine
+         * of a worker id whose holder is gone (the registry's record of it) */
+        live_from = MAX(live_from, quiet_at); live_from = MAX(live_from, db.floor);
+        for (k : 0 .. NW - 1) {
+            if
+            :: quiet && db.wk[k].hid != 0 && db.wk[k].hid != HID(0) && (NH < 2 || db.wk[k].hid != HID(1)) && (NH < 3 || db.wk[k].hid != HID(2)) ->
+                live_from = MAX(live_from, db.wk[k].exp + Q)
+            :: else -> skip
+            fi
+        };
+        if
+        :: quiet && tick >= live_from + LIVE_B ->
+            live_n = 0; live_want = 0;
+            for (k : 0 .. NH - 1) {
+                if :: !hs[k].down -> live_want++ :: else -> skip fi;
+                if :: !hs[k].down && hs[k].last == HCLOCK(k) -> live_n++ :: else -> skip fi
+            };
+            assert(live_n >= MIN(live_want, NW))
+        :: else -> skip
+        fi;
+#endif
+        skip
+       }
+    od
+}
+
+/* ---- faults ---- */
+/* the nemesis acts at the start of a tick, before the holders' calls of it
+ * (-DNEMESIS_ANYTIME: between any two calls) */
+#ifdef NEMESIS_ANYTIME
+#define AT 1
+#else
+#define AT (!hs[0].called && (NH < 2 || !hs[1].called) && (NH < 3 || !hs[2].called))
+#endif
+#define SPEND (faults < FB && !quiet && AT)
+/* -DLOSE_CLAIM: only a claim's answer is lost */
+#ifdef LOSE_CLAIM
+#define LOSE_OK(h) (hs[h].rw == NONE)
+#else
+#define LOSE_OK(h) 1
+#endif
+proctype Nemesis() {
+end:
+    do
+    :: faults > FB -> skip     /* never: the loop has an option whatever the scenario enables */
+#ifdef F_SAVE
+    :: d_step { !quiet && AT && !have_saved -> COPYDB(saved, db); have_saved = 1; printf("MSC: %d: a base backup of the registry\n", tick) }
+#endif
+#ifdef F_RESTORE    /* restored and started; a failover losing a suffix */
+    :: d_step { SPEND && have_saved -> faults++; COPYDB(db, saved); rstart++; printf("MSC: %d: the registry restored from the backup and started\n", tick) }
+#endif
+#ifdef F_ROLLBACK   /* pg_restore --clean into the running registry: no start */
+    :: d_step { SPEND && have_saved -> faults++; COPYDB(db, saved); db.rolled = 1; printf("MSC: %d: pg_restore --clean of the backup into the running registry\n", tick) }
+#endif
+#ifdef F_CREATE     /* created again at its address */
+    :: d_step { SPEND -> faults++; rstart++; create_db(); printf("MSC: %d: the registry created again\n", tick) }
+#endif
+#ifdef F_HAND       /* snowflake_registry_release(worker_id) */
+    :: d_step { SPEND && db.wk[0].hid != 0 -> faults++; db.wk[0].hid = 0; db.wk[0].clean = 0; printf("MSC: %d: worker id 0 released by hand\n", tick) }
+#endif
+#ifdef F_FLOOR      /* snowflake_registry_raise_floor() ahead */
+    :: d_step { SPEND -> faults++; db.floor = MAX(db.floor, RCLOCK + FLOOR_AHEAD); printf("MSC: %d: floor raised to %d\n", tick, db.floor) }
+#endif
+#ifdef F_CUT        /* a server cut off (-DNO_UNCUT: for good), or its next answer lost (-DNO_LOSE: not) */
+#ifndef NO_CUT
+    :: d_step { SPEND && !hs[0].cut && !hs[0].lose -> faults++; hs[0].cut = 1; printf("MSC: %d: server 0 cut off\n", tick) }
+#endif
+#ifndef NO_LOSE
+    :: d_step { SPEND && !hs[0].cut && !hs[0].lose && LOSE_OK(0) -> faults++; hs[0].lose = 1 }
+#endif
+#ifndef NO_UNCUT
+    :: d_step { !quiet && AT && hs[0].cut -> hs[0].cut = 0; printf("MSC: %d: server 0 reachable\n", tick) }
+#endif
+#ifndef F_CUT0
+#ifndef NO_CUT
+    :: d_step { SPEND && !hs[1].cut && !hs[1].lose -> faults++; hs[1].cut = 1; printf("MSC: %d: server 1 cut off\n", tick) }
+#endif
+#ifndef NO_LOSE
+    :: d_step { SPEND && !hs[1].cut && !hs[1].lose && LOSE_OK(1) -> faults++; hs[1].lose = 1 }
+#endif
+#ifndef NO_UNCUT
+    :: d_step { !quiet && AT && hs[1].cut -> hs[1].cut = 0; printf("MSC: %d: server 1 reachable\n", tick) }
+#endif
+#endif
+#endif
+#ifdef F_PAUSE      /* server 0 paused: no step while time passes */
+    :: d_step { SPEND && !hs[0].paused && !hs[0].slow -> faults++; hs[0].paused = 1; printf("MSC: %d: server 0 paused\n", tick) }
+    :: d_step { SPEND && !hs[0].paused && !hs[0].slow && hs[0].rw != NONE -> faults++; hs[0].slow = 1 }
+    :: d_step { !quiet && AT && hs[0].paused -> hs[0].paused = 0; printf("MSC: %d: server 0 resumed\n", tick); resume(0) }
+#endif
+#ifdef F_RAHEAD     /* the registry's clock stepped ahead beyond A1, and back */
+    :: d_step { SPEND && roff == OB && hs[0].off == OB -> faults++; roff = OB + RSTEP; printf("MSC: %d: the registry's clock %d ahead\n", tick, RSTEP) }
+#endif
+#ifdef F_RBEHIND    /* the registry's clock stepped behind beyond A1, and back */
+    :: d_step { SPEND && roff == OB && hs[0].off == OB -> faults++; roff = OB - RBACK; printf("MSC: %d: the registry's clock %d behind\n", tick, RBACK) }
+#endif
+#if defined(F_RAHEAD) || defined(F_RBEHIND)
+    :: d_step { !quiet && AT && roff != OB -> roff = OB; printf("MSC: %d: the registry's clock right again\n", tick) }
+#endif
+#ifdef F_HCLOCK     /* server 0's clock stepped beyond A1, and back */
+    :: d_step { SPEND && hs[0].off == OB && roff == OB -> faults++; hs[0].off = OB + STEP; printf("MSC: %d: server 0's clock %d ahead\n", tick, STEP); try_issue(0) }
+    :: d_step { SPEND && hs[0].off == OB && roff == OB -> faults++; hs[0].off = OB - STEP; printf("MSC: %d: server 0's clock %d behind\n", tick, STEP) }
+    :: d_step { !quiet && AT && hs[0].off != OB -> hs[0].off = OB; printf("MSC: %d: server 0's clock right again\n", tick); try_issue(0) }
+#endif
+#ifdef F_CRASH      /* server 0 killed and started: a new incarnation */
+    :: d_step { SPEND && hs[0].inc < NINC - 1 && !hs[0].paused -> faults++; restart(0); printf("MSC: %d: server 0 killed and started\n", tick) }
+#endif
+#ifdef F_CLEAN      /* server 0's clean restart: its release, then a new incarnation */
+    :: d_step { SPEND && hs[0].inc < NINC - 1 && !hs[0].paused && !hs[0].cut -> faults++; release_clean(0); restart(0); printf("MSC: %d: server 0 restarted cleanly\n", tick) }
+#endif
+#ifdef CHECK_LIVE
+    :: d_step {     /* the faults stop: clocks within A1, every holder reachable and running */
+        !quiet && AT ->
+        quiet = 1; quiet_at = tick; roff = OB;
+        printf("MSC: %d: the faults stop\n", tick);
+        for (k : 0 .. NH - 1) { hs[k].cut = 0; hs[k].lose = 0; hs[k].slow = 0; hs[k].off = OB; if :: hs[k].paused -> hs[k].paused = 0; resume(k) :: else -> skip fi };
+        skip
+       }
+#endif
+    od
+}
+
+init {
+    d_step {
+        create_db(); db.grace = 0;     /* a new fleet: snowflake_registry_end_grace() */
+        for (k : 0 .. NH - 1) { hs[k].rw = NONE; hs[k].gw = NONE; hs[k].off = OB; hs[k].last = 0 }
+    };
+    atomic {
+        for (k : 0 .. NH - 1) { run Holder(k) };
+        run Clock();
+        run Nemesis()
+    }
+}

@@ -70,7 +70,7 @@ KINDS = {
     # starts ahead and ends later than a new life's grace; that node cut off,
     # the registry restored from a base backup taken before the raise, or
     # created again; another new node claims its worker id
-    "window_dated_ahead": (("registry",), lambda r: {"ahead": r.randrange(15, 31), "then": r.choice(("restore", "recreate"))}),
+    "window_dated_ahead": (("registry",), lambda r: {"ahead": r.randrange(20, 31), "then": r.choice(("restore", "recreate"))}),
     # pg_dump -Fc of the registry's database; a new node claims, is cut off;
     # pg_restore --clean into the running registry (no start); another new
     # node claims; the first one's link healed after `seconds`

@@ -59,7 +59,38 @@ KINDS = {
     # not detectable by design (docs/operations.md): c's streaming standby
     # promoted by hand while c runs, with clients on both
     "standby_promoted_by_hand": (("c",), lambda r: {"seconds": round(r.uniform(2, 6), 1)}),
+    # The registry's paths of issue 46: test/chaos/run's fault_<kind> says each
+    # recipe. The holder X (b or c) cut off (its proxy) or paused (SIGSTOP) past
+    # its window's end, its worker id released by hand and claimed by a new
+    # node; the registry restored from a base backup taken after X's grant; X
+    # presents its ended window first, the new node's link still cut for
+    # `seconds`
+    "ended_window_presented": (CLAIMING, lambda r: {"how": r.choice(("cut", "pause")), "seconds": round(r.uniform(2, 4), 1)}),
+    # snowflake_registry_raise_floor(now() + ahead s): a new node's window
+    # starts ahead and ends later than a new life's grace; that node cut off,
+    # the registry restored from a base backup taken before the raise, or
+    # created again; another new node claims its worker id
+    "window_dated_ahead": (("registry",), lambda r: {"ahead": r.randrange(20, 31), "then": r.choice(("restore", "recreate"))}),
+    # pg_dump -Fc of the registry's database; a new node claims, is cut off;
+    # pg_restore --clean into the running registry (no start); another new
+    # node claims; the first one's link healed after `seconds`
+    "rollback_without_start": (("registry",), lambda r: {"seconds": round(r.uniform(2, 4), 1)}),
+    # the same rollback with two new nodes of one holder name (host name,
+    # port and data directory path as the registry sees them)
+    "twin_holder_names": (("registry",), lambda r: {"seconds": round(r.uniform(2, 4), 1)}),
+    # the registry's server under libfaketime: its clock `offset` s ahead
+    # while a new node renews, then stepped back, the registry restored from
+    # a base backup taken before that node's grant, the node cut off; or
+    # restored with its clock `offset` s behind, then corrected; another new
+    # node claims after the grace
+    "registry_clock_ahead": (("registry",), lambda r: {"offset": r.randrange(10, 21)}),
+    "registry_clock_behind": (("registry",), lambda r: {"offset": r.randrange(10, 31)}),
 }
+
+# The kinds of issue 46's registry paths (above).
+REGISTRY_PATHS = ("ended_window_presented", "window_dated_ahead", "rollback_without_start", "twin_holder_names",
+                  "registry_clock_ahead", "registry_clock_behind")
+REGISTRY_CLOCK = ("registry_clock_ahead", "registry_clock_behind")
 
 
 def copy_recipe(r, how=None):
@@ -83,7 +114,10 @@ def copy_recipe(r, how=None):
 
 # Kinds that find known holes on today's code. A kind goes here, with its
 # reason, while its fix is made; its fix takes it out.
-KNOWN_HOLES = ()
+# Issue 46: each of these paths makes ids twice under 1.1's rules
+# (test/model/RULES.md O1-O6; test/chaos/FINDINGS.md "Registry paths of issue
+# 46"); the registry's fix (R1-R6) takes them out, into `default`.
+KNOWN_HOLES = REGISTRY_PATHS
 
 # What docs/operations.md lists as not detectable: run only under --faults all
 # (or named), and named in the run's summary.
@@ -107,7 +141,7 @@ def resources(fault):
         return {"registry", *CLAIMING}
     if kind == "registry_split":
         return {"registry", *CLAIMING, "link-b"}
-    if kind == "registry_life":
+    if kind == "registry_life" or kind in REGISTRY_PATHS:
         return {"registry", *CLAIMING, *("link-" + slot for slot in CLAIMING)}
     if kind in ("base_backup", "cold_copy", "pitr", "pitr_before_first_id", "copy", "pg_upgrade"):
         return {target, "copies"}  # copies of one run one at a time (disk, CPU)
@@ -175,6 +209,14 @@ def planned(fault):
         return seconds + 10
     if fault["kind"] == "registry_split":
         return 2 * seconds + 10
+    if fault["kind"] == "ended_window_presented":
+        return 2 * seconds + 24
+    if fault["kind"] == "window_dated_ahead":
+        return fault["ahead"] + 12
+    if fault["kind"] in ("rollback_without_start", "twin_holder_names"):
+        return 2 * seconds + 12
+    if fault["kind"] in REGISTRY_CLOCK:
+        return fault["offset"] + 14 if fault["kind"] == "registry_clock_ahead" else 22
     return seconds + 1
 
 

@@ -127,10 +127,10 @@
 #define NAMEOF(h) (h)
 #endif
 #define HID(h) ((h) * 16 + hs[h].inc + 1)   /* the incarnation: the holder */
-/* the clock the grace is measured on: the registry's wall clock, or
- * (-DR2_ELAPSED) its elapsed time since the life began (a monotonic clock,
- * which no clock step moves) */
-#ifdef R2_ELAPSED
+/* the clock the grace is measured on: the registry's elapsed time since the
+ * life began (R2: a monotonic clock, which no clock step moves), or its wall
+ * clock alone (1.1, and -DNO_R2_ELAPSED: R2 without its monotonic clock) */
+#if R2 && !defined(NO_R2_ELAPSED)
 #define GNOW tick
 #else
 #define GNOW rnow

@@ -186,6 +186,19 @@ SELECT p.outcome, p.life <> l.life AS new_life
 RESET client_min_messages;
 SELECT snowflake_registry_end_grace() AS ended;
 
+-- R5: a grant of an earlier life is presented, never claimed back: its
+-- holder claiming in a later life's grace (a 1.0 node claims without asking
+-- the life first) is refused like any claimer
+SELECT snowflake_registry_end_grace() AS ended, snowflake_registry_release(2) AS released;
+CREATE TEMP TABLE earlier AS
+    SELECT c.* FROM snowflake_registry_claim('e1', 'node e1', NULL, 1023, 60000, 1704067200000, 'time=41 worker=10 sequence=12') c;
+SELECT c.worker_id = e.worker_id AS same_life_renewed
+  FROM earlier e, snowflake_registry_claim('e1', 'node e1', NULL, 1023, 60000, 1704067200000, 'time=41 worker=10 sequence=12') c;
+UPDATE snowflake_registry.settings SET timeline = timeline + 1, written_xid = snowflake_registry_writer();
+SELECT regexp_replace(e, 'until .*', 'until ...') AS error_of
+  FROM pg_temp.error_of($$SELECT snowflake_registry_claim('e1', 'node e1', NULL, 1023, 60000, 1704067200000, 'time=41 worker=10 sequence=12')$$) e;
+SELECT snowflake_registry_end_grace() AS ended;
+
 -- R2 at every call: a grace that ends more than one grace from now (set
 -- while the clock ran ahead) ends one grace from now
 UPDATE snowflake_registry.settings SET grace_until_ms = grace_until_ms + 3600000, written_xid = snowflake_registry_writer();

@@ -75,10 +75,10 @@ SELECT until_ms IS NULL AS lost_to_e FROM snowflake_registry_renew(1, 1, 'b', 60
 -- window one grace (maximum window and skew bound) after the old one's end
 -- (R6); the old holder cannot renew it. (Rows written here as the
 -- registry's functions write them: recording the writer.)
-UPDATE snowflake_registry.settings SET quarantine_ms = 0, written_xid = snowflake_registry_writer();
+UPDATE snowflake_registry.settings SET quarantine_ms = 0, written_xid = _snowflake_registry_writer();
 UPDATE snowflake_registry.workers SET expires_ms = (extract(epoch FROM clock_timestamp()) * 1000)::bigint - 1000,
                                       high_water_ms = (extract(epoch FROM clock_timestamp()) * 1000)::bigint - 1000,
-                                      written_xid = snowflake_registry_writer() WHERE worker_id = 2;
+                                      written_xid = _snowflake_registry_writer() WHERE worker_id = 2;
 CREATE TEMP TABLE expired AS SELECT high_water_ms FROM snowflake_registry.workers WHERE worker_id = 2;
 SELECT worker_id, fencing_epoch, from_ms - (SELECT high_water_ms FROM expired) AS after_its_end_ms
   FROM snowflake_registry_claim('f', 'node f', NULL, 1023, 60000, 1704067200000, 'time=41 worker=10 sequence=12');
@@ -97,8 +97,8 @@ SELECT snowflake_registry_release(2);
 SELECT * FROM pg_temp.error_of($$SELECT snowflake_registry_claim('h', 'node h', NULL, 1, 60000, 1704067200000, 'time=41 worker=10 sequence=12')$$);
 
 -- a longer window than the registry's maximum gets the maximum
-UPDATE snowflake_registry.settings SET max_window_ms = 30000, written_xid = snowflake_registry_writer();
-UPDATE snowflake_registry.workers SET expires_ms = 0, written_xid = snowflake_registry_writer() WHERE worker_id = 0;
+UPDATE snowflake_registry.settings SET max_window_ms = 30000, written_xid = _snowflake_registry_writer();
+UPDATE snowflake_registry.workers SET expires_ms = 0, written_xid = _snowflake_registry_writer() WHERE worker_id = 0;
 SELECT until_ms - now_ms AS window_ms FROM snowflake_registry_renew(0, 2, 'a, restarted', 600000);
 
 -- lives: a holder's renewal through snowflake_registry_present
@@ -109,7 +109,7 @@ SELECT p.outcome, p.granted_until_ms - p.now_ms AS window_ms, p.life = l.life AS
   FROM held h, life l, snowflake_registry_present(h.worker_id, h.fencing_epoch, h.holder, h.holder_name, h.window_from_ms, h.expires_ms, 60000, l.registry_id, l.life) p;
 -- a new life (here: the timeline recorded is not the server's): a grace
 -- period of the maximum window and the skew bound; no new window
-UPDATE snowflake_registry.settings SET timeline = timeline + 1, written_xid = snowflake_registry_writer();
+UPDATE snowflake_registry.settings SET timeline = timeline + 1, written_xid = _snowflake_registry_writer();
 SELECT life_change ~ '^promoted or restored: timeline \d+, was \d+$' AS promoted, life <> (SELECT life FROM life) AS new_life,
        grace_until_ms - life_began_ms AS grace_ms
   FROM snowflake_registry_life();
@@ -175,7 +175,7 @@ CREATE TEMP TABLE twin AS
     SELECT c.* FROM snowflake_registry_claim('x1', 'twin:5432 /data', NULL, 1023, 60000, 1704067200000, 'time=41 worker=10 sequence=12') c;
 DELETE FROM snowflake_registry.grants g USING twin WHERE g.worker_id = twin.worker_id AND g.fencing_epoch = twin.fencing_epoch;
 UPDATE snowflake_registry.workers r SET holder = NULL, fencing_epoch = twin.fencing_epoch - 1, high_water_ms = 0,
-                                        written_xid = snowflake_registry_writer()
+                                        written_xid = _snowflake_registry_writer()
   FROM twin WHERE r.worker_id = twin.worker_id;
 SELECT c.worker_id = t.worker_id AND c.fencing_epoch = t.fencing_epoch AS same_grant_again
   FROM twin t, snowflake_registry_claim('y1', 'twin:5432 /data', t.worker_id, 1023, 60000, 1704067200000, 'time=41 worker=10 sequence=12') c;
@@ -194,21 +194,47 @@ CREATE TEMP TABLE earlier AS
     SELECT c.* FROM snowflake_registry_claim('e1', 'node e1', NULL, 1023, 60000, 1704067200000, 'time=41 worker=10 sequence=12') c;
 SELECT c.worker_id = e.worker_id AS same_life_renewed
   FROM earlier e, snowflake_registry_claim('e1', 'node e1', NULL, 1023, 60000, 1704067200000, 'time=41 worker=10 sequence=12') c;
-UPDATE snowflake_registry.settings SET timeline = timeline + 1, written_xid = snowflake_registry_writer();
+UPDATE snowflake_registry.settings SET timeline = timeline + 1, written_xid = _snowflake_registry_writer();
 SELECT regexp_replace(e, 'until .*', 'until ...') AS error_of
   FROM pg_temp.error_of($$SELECT snowflake_registry_claim('e1', 'node e1', NULL, 1023, 60000, 1704067200000, 'time=41 worker=10 sequence=12')$$) e;
 SELECT snowflake_registry_end_grace() AS ended;
 
+-- R1: its tables restored without their sequence (COPY, pg_restore
+-- --data-only of each table) after a later life began: the grace counts
+-- from this call, not from the later life's first call the sequence holds
+-- (here a grace of 1 ms, so that one counted from that call is over)
+SELECT snowflake_registry_end_grace() AS ended;
+UPDATE snowflake_registry.settings SET max_window_ms = 1, max_skew_ms = 0,
+       life_began_ms = (extract(epoch FROM pg_postmaster_start_time()) * 1000)::bigint, written_xid = _snowflake_registry_writer();
+SELECT setval('snowflake_registry.life_first_call', (extract(epoch FROM pg_postmaster_start_time()) * 1000)::bigint + 1) > 0 AS later_life;
+UPDATE snowflake_registry.workers SET renewed_ms = renewed_ms WHERE worker_id = 0;  -- a row restored
+SELECT life_change FROM snowflake_registry_life();
+SELECT grace_until_ms - life_began_ms AS grace_from_this_call_ms FROM snowflake_registry.settings;
+UPDATE snowflake_registry.settings SET max_window_ms = 30000, max_skew_ms = 1000, written_xid = _snowflake_registry_writer();
+SELECT snowflake_registry_end_grace() AS ended;
+
+-- a renewal lowers a high water that a registry clock running ahead raised
+-- to what the holder holds, so that its worker id is not kept out later
+CREATE TEMP TABLE poisoned AS SELECT * FROM snowflake_registry.workers WHERE worker_id = 0;
+UPDATE snowflake_registry.workers SET high_water_ms = high_water_ms + 600000, written_xid = _snowflake_registry_writer()
+ WHERE worker_id = 0;
+SELECT p.outcome
+  FROM poisoned h, snowflake_registry_life() l,
+       snowflake_registry_present(h.worker_id, h.fencing_epoch, h.holder, h.holder_name, h.window_from_ms, h.expires_ms, 60000,
+                                  l.registry_id, l.life) p;
+SELECT high_water_ms <= (extract(epoch FROM clock_timestamp()) * 1000)::bigint + 30000 AS within_a_window
+  FROM snowflake_registry.workers WHERE worker_id = 0;
+
 -- R2 at every call: a grace that ends more than one grace from now (set
 -- while the clock ran ahead) ends one grace from now
-UPDATE snowflake_registry.settings SET grace_until_ms = grace_until_ms + 3600000, written_xid = snowflake_registry_writer();
+UPDATE snowflake_registry.settings SET grace_until_ms = grace_until_ms + 3600000, written_xid = _snowflake_registry_writer();
 SELECT grace_until_ms - now_ms <= max_window_ms + 1000 AS at_most_a_grace_from_now FROM snowflake_registry_life();
 SELECT grace_until_ms - now_ms <= max_window_ms + 1000 AS stays_so FROM snowflake_registry_life();
 SELECT snowflake_registry_end_grace() AS ended;
 -- R2 by the monotonic clock: a grace whose end the wall clock reached early
 -- (set forward during it) lasts its length all the same
 UPDATE snowflake_registry.settings SET grace_until_ms = (extract(epoch FROM clock_timestamp()) * 1000)::bigint - 1000,
-       grace_monotonic_ms = snowflake_registry_monotonic_ms() + 5000, written_xid = snowflake_registry_writer();
+       grace_monotonic_ms = _snowflake_registry_monotonic_ms() + 5000, written_xid = _snowflake_registry_writer();
 SELECT grace_until_ms > now_ms AS still_in_grace, grace_until_ms - now_ms BETWEEN 4000 AND 5000 AS its_length_left
   FROM snowflake_registry_life();
 SELECT regexp_replace(e, 'until .*', 'until ...') AS error_of

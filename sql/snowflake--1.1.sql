@@ -1215,13 +1215,13 @@ REVOKE ALL ON FUNCTION snowflake_registry_identity() FROM PUBLIC;
 -- was written by something else (a restore into the running registry). It
 -- and the monotonic clock tell nothing secret: anyone may call them, as the
 -- registry's operator functions, which run as their caller, do.
-CREATE FUNCTION snowflake_registry_writer() RETURNS xid
+CREATE FUNCTION _snowflake_registry_writer() RETURNS xid
     AS 'MODULE_PATHNAME', 'snowflake_registry_writer' LANGUAGE C VOLATILE PARALLEL UNSAFE;
-COMMENT ON FUNCTION snowflake_registry_writer() IS 'the id of the current (sub)transaction, assigned if it has none: the registry''s functions record it in each row they write';
+COMMENT ON FUNCTION _snowflake_registry_writer() IS 'the id of the current (sub)transaction, assigned if it has none: the registry''s functions record it in each row they write';
 -- The machine's monotonic clock: a grace lasts its length by it too.
-CREATE FUNCTION snowflake_registry_monotonic_ms() RETURNS bigint
+CREATE FUNCTION _snowflake_registry_monotonic_ms() RETURNS bigint
     AS 'MODULE_PATHNAME', 'snowflake_registry_monotonic_ms' LANGUAGE C VOLATILE PARALLEL SAFE;
-COMMENT ON FUNCTION snowflake_registry_monotonic_ms() IS 'ms since this machine started (CLOCK_MONOTONIC, never set): the registry''s grace lasts its length by it as well as by the wall clock';
+COMMENT ON FUNCTION _snowflake_registry_monotonic_ms() IS 'ms since this machine started (CLOCK_MONOTONIC, never set): the registry''s grace lasts its length by it as well as by the wall clock';
 
 -- The registry's shape for lives, added to the settings and grants of the
 -- tables snowflake_registry_create makes, and of a registry made by 1.0's
@@ -1249,7 +1249,7 @@ BEGIN
         ADD COLUMN started_ms bigint,  -- the server's start: every start may be a rollback
         ADD COLUMN tables_oids oid[],  -- settings, workers, grants: tables made again (pg_restore --clean) are a rollback
         ADD COLUMN written_xid xid,    -- the transaction that wrote the row (its xmin), or it was restored
-        ADD COLUMN grace_monotonic_ms bigint;  -- the grace's end by snowflake_registry_monotonic_ms()
+        ADD COLUMN grace_monotonic_ms bigint;  -- the grace's end by _snowflake_registry_monotonic_ms()
     ALTER TABLE snowflake_registry.workers ADD COLUMN written_xid xid;
     -- the first call of a life (ms since 1970): a sequence, not undone by a rollback
     CREATE SEQUENCE snowflake_registry.life_first_call MINVALUE 0 START 0;
@@ -1258,15 +1258,21 @@ BEGIN
         ADD COLUMN life text,
         ADD COLUMN reinstated_ms bigint,  -- presented by its holder in a later life
         ADD COLUMN holder text;  -- the incarnation granted it (holders are told apart by it, not by name)
-    EXECUTE format('SELECT %I.snowflake_registry_writer()', ext) INTO me;
+    EXECUTE format('SELECT %I._snowflake_registry_writer()', ext) INTO me;
     UPDATE snowflake_registry.settings
        SET registry_id = gen_random_uuid()::text, life = gen_random_uuid()::text,
-           life_began_ms = (extract(epoch FROM clock_timestamp()) * 1000)::bigint, life_change = 'updated to 1.1',
+           life_began_ms = (extract(epoch FROM clock_timestamp()) * 1000)::bigint, life_change = 'lives added (1.0''s registry)',
            max_window_ms = greatest(90000, (SELECT max(w.expires_ms - w.renewed_ms) FROM snowflake_registry.workers w)),
            system_identifier = id.system_identifier, timeline = id.timeline, database_oid = id.database_oid,
            started_ms = id.started_ms, written_xid = me,
            tables_oids = ARRAY['snowflake_registry.settings'::regclass, 'snowflake_registry.workers'::regclass,
                                'snowflake_registry.grants'::regclass]::oid[];
+    -- a new life with a grace: a 1.0 registry restored may have forgotten
+    -- grants (the update of a running one ends it: it forgot nothing)
+    UPDATE snowflake_registry.settings s
+       SET grace_until_ms = s.life_began_ms + s.max_window_ms + s.max_skew_ms, written_xid = me;
+    EXECUTE format('UPDATE snowflake_registry.settings s SET grace_monotonic_ms = %I._snowflake_registry_monotonic_ms()
+                       + s.grace_until_ms - (extract(epoch FROM clock_timestamp()) * 1000)::bigint', ext);
     UPDATE snowflake_registry.workers SET written_xid = me;
     UPDATE snowflake_registry.grants g SET registry_id = s.registry_id, life = s.life FROM snowflake_registry.settings s;
     UPDATE snowflake_registry.grants g SET holder = w.holder
@@ -1343,7 +1349,7 @@ BEGIN
            life_change = 'created'  -- written_xid: add_lives', in this transaction
     RETURNING * INTO s;
     UPDATE snowflake_registry.settings SET grace_until_ms = s.life_began_ms + s.max_window_ms + s.max_skew_ms RETURNING * INTO s;
-    EXECUTE format('UPDATE snowflake_registry.settings SET grace_monotonic_ms = %I.snowflake_registry_monotonic_ms() + $1', ext)
+    EXECUTE format('UPDATE snowflake_registry.settings SET grace_monotonic_ms = %I._snowflake_registry_monotonic_ms() + $1', ext)
         USING s.max_window_ms + s.max_skew_ms;
     RAISE NOTICE 'the snowflake registry grants no new window until % (its grace period)', to_timestamp(s.grace_until_ms / 1000.0)
         USING HINT = 'For a new fleet, whose nodes hold no window of an earlier registry, end it with snowflake_registry_end_grace().';
@@ -1391,7 +1397,7 @@ BEGIN
        OR s.grace_until_ms > now_ms + s.max_window_ms + s.max_skew_ms THEN
         SELECT * INTO STRICT s FROM snowflake_registry.settings FOR UPDATE;  -- one call begins it
         EXECUTE restored INTO why;
-        EXECUTE format('SELECT %I.snowflake_registry_writer()', ext) INTO me;
+        EXECUTE format('SELECT %I._snowflake_registry_writer()', ext) INTO me;
         now_ms := (extract(epoch FROM clock_timestamp()) * 1000)::bigint;
         IF why IS NOT NULL OR (s.system_identifier, s.timeline, s.database_oid, s.started_ms)
            IS DISTINCT FROM (id.system_identifier, id.timeline, id.database_oid, id.started_ms) THEN
@@ -1403,22 +1409,23 @@ BEGIN
             -- refused in the grace) does not undo: every later call of the
             -- life finds the same grace. A mark from before this server's
             -- start or promotion, or not after the life the settings row
-            -- records began (a restored sequence), is an earlier life's.
+            -- records began (a restored sequence), is an earlier life's; so
+            -- is any after a restore into the running registry (its tables
+            -- restored without their sequence keep a later life's mark).
             first_ms := (SELECT f.last_value FROM snowflake_registry.life_first_call f);
-            IF first_ms < greatest(id.started_ms, id.promoted_ms) OR first_ms <= s.life_began_ms
+            IF why IS NOT NULL OR first_ms < greatest(id.started_ms, id.promoted_ms) OR first_ms <= s.life_began_ms
                OR (s.system_identifier, s.database_oid) IS DISTINCT FROM (id.system_identifier, id.database_oid) THEN
                 first_ms := now_ms;
                 PERFORM setval('snowflake_registry.life_first_call', now_ms);
             END IF;
-            why := CASE WHEN s.system_identifier IS DISTINCT FROM id.system_identifier
+            why := CASE WHEN why IS NOT NULL THEN why
+                        WHEN s.system_identifier IS DISTINCT FROM id.system_identifier
                              THEN format('another server: system identifier %s, was %s', id.system_identifier, s.system_identifier)
                         WHEN s.database_oid IS DISTINCT FROM id.database_oid
                              THEN format('its database copied: oid %s, was %s', id.database_oid, s.database_oid)
                         WHEN s.timeline IS DISTINCT FROM id.timeline
                              THEN format('promoted or restored: timeline %s, was %s', id.timeline, s.timeline)
-                        WHEN s.started_ms IS DISTINCT FROM id.started_ms
-                             THEN format('its server started at %s (restarted, restored or a copy)', to_timestamp(id.started_ms / 1000.0))
-                        ELSE why END;
+                        ELSE format('its server started at %s (restarted, restored or a copy)', to_timestamp(id.started_ms / 1000.0)) END;
             -- R2: never later than a grace from now (a clock that was ahead)
             UPDATE snowflake_registry.settings
                SET life = gen_random_uuid()::text, life_began_ms = now_ms, life_change = why,
@@ -1429,7 +1436,7 @@ BEGIN
                    tables_oids = ARRAY['snowflake_registry.settings'::regclass, 'snowflake_registry.workers'::regclass,
                                        'snowflake_registry.grants'::regclass]::oid[]
             RETURNING * INTO s;
-            EXECUTE format('SELECT %I.snowflake_registry_monotonic_ms()', ext) INTO mono;
+            EXECUTE format('SELECT %I._snowflake_registry_monotonic_ms()', ext) INTO mono;
             UPDATE snowflake_registry.settings SET grace_monotonic_ms = mono + (s.grace_until_ms - now_ms) RETURNING * INTO s;
             UPDATE snowflake_registry.workers r SET written_xid = me WHERE r.xmin IS DISTINCT FROM r.written_xid;
             RAISE LOG 'snowflake registry: a new life begins (%): no new window is granted until %, holders present theirs',
@@ -1451,7 +1458,7 @@ BEGIN
     -- wall clock set forward during it does not shorten it)
     grace_until_ms := s.grace_until_ms;
     IF s.grace_monotonic_ms IS NOT NULL AND now_ms >= s.grace_until_ms THEN
-        EXECUTE format('SELECT %I.snowflake_registry_monotonic_ms()', ext) INTO mono;
+        EXECUTE format('SELECT %I._snowflake_registry_monotonic_ms()', ext) INTO mono;
         grace_until_ms := greatest(grace_until_ms, now_ms + s.grace_monotonic_ms - mono);
     END IF;
 END $$;
@@ -1467,7 +1474,7 @@ DECLARE
     me xid;
 BEGIN
     EXECUTE format('SELECT now_ms FROM %I.snowflake_registry_life()', ext) INTO now_ms;
-    EXECUTE format('SELECT %I.snowflake_registry_writer()', ext) INTO me;
+    EXECUTE format('SELECT %I._snowflake_registry_writer()', ext) INTO me;
     UPDATE snowflake_registry.settings s SET grace_until_ms = now_ms, grace_monotonic_ms = NULL, written_xid = me
      WHERE s.grace_until_ms > now_ms OR s.grace_monotonic_ms IS NOT NULL RETURNING true INTO ended;
     IF ended THEN
@@ -1499,7 +1506,7 @@ BEGIN
             USING ERRCODE = '22023';
     END IF;
     EXECUTE format('SELECT grace_until_ms FROM %I.snowflake_registry_life()', ext) INTO grace_end;
-    EXECUTE format('SELECT %I.snowflake_registry_writer()', ext) INTO me;
+    EXECUTE format('SELECT %I._snowflake_registry_writer()', ext) INTO me;
     SELECT * INTO STRICT s FROM snowflake_registry.settings FOR UPDATE;  -- one claim at a time
     now_ms := (extract(epoch FROM clock_timestamp()) * 1000)::bigint;
     window_ms := least(window_ms, s.max_window_ms);  -- a longer window gets the registry's maximum
@@ -1517,7 +1524,7 @@ BEGIN
     -- again), known to this life (R5: a window of an earlier life is
     -- presented, never claimed back)
     SELECT * INTO w FROM snowflake_registry.workers r
-     WHERE r.holder = snowflake_registry_claim.holder AND r.renewed_ms >= s.life_began_ms FOR UPDATE;
+     WHERE r.holder = snowflake_registry_claim.holder AND r.renewed_ms > s.life_began_ms FOR UPDATE;
     IF FOUND THEN
         UPDATE snowflake_registry.workers r  -- R3: no later than one maximum window from now
            SET expires_ms = least(greatest(r.expires_ms, now_ms + window_ms), now_ms + s.max_window_ms),
@@ -1586,7 +1593,7 @@ DECLARE
 BEGIN
     EXECUTE format('SELECT now_ms, least($1, max_window_ms), max_window_ms FROM %I.snowflake_registry_life()', ext)
         USING window_ms INTO now_ms, window_ms, max_window;
-    EXECUTE format('SELECT %I.snowflake_registry_writer()', ext) INTO me;
+    EXECUTE format('SELECT %I._snowflake_registry_writer()', ext) INTO me;
     UPDATE snowflake_registry.workers r  -- R3
        SET expires_ms = least(greatest(r.expires_ms, now_ms + window_ms), now_ms + max_window),
            high_water_ms = greatest(r.high_water_ms, now_ms + window_ms), renewed_ms = now_ms, written_xid = me
@@ -1634,14 +1641,20 @@ BEGIN
         RAISE EXCEPTION 'a presented window renews by at least 1 ms' USING ERRCODE = '22023';
     END IF;
     EXECUTE format('SELECT * FROM %I.snowflake_registry_life()', ext) INTO l;
-    EXECUTE format('SELECT %I.snowflake_registry_writer()', ext) INTO me;
+    EXECUTE format('SELECT %I._snowflake_registry_writer()', ext) INTO me;
     registry_id := l.registry_id; life := l.life; life_change := l.life_change;
     grace_until_ms := l.grace_until_ms; server := l.server; now_ms := l.now_ms; max_window_ms := l.max_window_ms;
     window_ms := least(window_ms, l.max_window_ms);
     IF held_registry = l.registry_id AND held_life = l.life THEN  -- a renewal
-        UPDATE snowflake_registry.workers r  -- R3: no later than one maximum window from now
+        -- R3: no later than one maximum window from now; the high water is
+        -- what the holder holds (its window as it presents it, and this
+        -- answer), so that a registry clock that ran ahead does not keep
+        -- the worker id out once the holder is gone
+        UPDATE snowflake_registry.workers r
            SET expires_ms = least(greatest(r.expires_ms, now_ms + window_ms), now_ms + l.max_window_ms),
-               high_water_ms = greatest(r.high_water_ms, now_ms + window_ms), renewed_ms = now_ms, written_xid = me
+               high_water_ms = greatest(r.window_from_ms, p_until,
+                                        least(greatest(r.expires_ms, now_ms + window_ms), now_ms + l.max_window_ms)),
+               renewed_ms = now_ms, written_xid = me
          WHERE r.worker_id = p_worker AND r.fencing_epoch = p_epoch AND r.holder = p_holder
          RETURNING r.expires_ms INTO granted_until_ms;
         IF FOUND THEN
@@ -1650,7 +1663,7 @@ BEGIN
             outcome := 'renewed';
             RETURN;
         END IF;
-        EXECUTE format('SELECT %I.snowflake_registry_monotonic_ms()', ext) INTO l_mono;
+        EXECUTE format('SELECT %I._snowflake_registry_monotonic_ms()', ext) INTO l_mono;
         -- A grant of this life the registry does not know (none of the
         -- worker id at or after its fencing epoch), or one it granted again
         -- to another incarnation for times the window covers: it was rolled
@@ -1745,7 +1758,7 @@ DECLARE
     me xid;
 BEGIN
     EXECUTE format('SELECT now_ms FROM %I.snowflake_registry_life()', ext) INTO now_ms;
-    EXECUTE format('SELECT %I.snowflake_registry_writer()', ext) INTO me;
+    EXECUTE format('SELECT %I._snowflake_registry_writer()', ext) INTO me;
     UPDATE snowflake_registry.workers r
        SET holder = NULL, released_ms = now_ms, expires_ms = least(r.expires_ms, now_ms),
            high_water_ms = greatest(r.window_from_ms, least(r.high_water_ms, used_until_ms)), written_xid = me
@@ -1767,7 +1780,7 @@ DECLARE
     ext name := (SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'snowflake');
     me xid;
 BEGIN
-    EXECUTE format('SELECT %I.snowflake_registry_writer()', ext) INTO me;
+    EXECUTE format('SELECT %I._snowflake_registry_writer()', ext) INTO me;
     -- R6: its holder may still run (it only looked gone): the next window
     -- starts one grace after its window's end, beyond anything a later life
     -- could extend that window to
@@ -1788,7 +1801,7 @@ DECLARE
     floor_ms bigint;
     me xid;
 BEGIN
-    EXECUTE format('SELECT %I.snowflake_registry_writer()', ext) INTO me;
+    EXECUTE format('SELECT %I._snowflake_registry_writer()', ext) INTO me;
     UPDATE snowflake_registry.settings s SET floor_ms = greatest(s.floor_ms, (extract(epoch FROM to_ts) * 1000)::bigint), written_xid = me
     RETURNING s.floor_ms INTO floor_ms;
     RETURN to_timestamp(floor_ms / 1000.0);

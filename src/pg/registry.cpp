@@ -98,8 +98,20 @@ void apply_pending(SharedState& state) {
     const std::uint32_t worker_id = registry.worker_id.load();
     const std::int64_t from_ms = registry.from_ms.load();
     const bool ahead = from_ms - unix_now_ms() > max_lead_setting;
-    registry.pending.store(worker_id != kNoWorker && ahead);
-    if (worker_id == kNoWorker || ahead) return;
+    const bool was_pending = registry.pending.exchange(worker_id != kNoWorker && ahead);
+    if (worker_id == kNoWorker || ahead) {
+        // what the operator sees meanwhile (snowflake_status.registry_error)
+        if (worker_id != kNoWorker) {
+            char text[256];
+            snprintf(text, sizeof text,
+                     "worker id %u is granted for ids from %s, %" PRId64
+                     " ms ahead of this server's clock: issued from when the clock is within snowflake.max_lead of it",
+                     worker_id, timestamptz_to_str(timestamptz_of_unix_ms(from_ms)), from_ms - unix_now_ms());
+            set_error(registry, text);
+        }
+        return;
+    }
+    if (was_pending) set_error(registry, "");
     apply_grant(state.generator, state.layout, worker_id, units_from(state, from_ms),
                 units_from(state, registry.until_ms.load()), now_units(state));
 }

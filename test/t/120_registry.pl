@@ -152,10 +152,16 @@ sub status { return $_[0]->safe_psql('postgres', "SELECT $_[1] FROM snowflake_st
 	# gets it, its ids starting after the last window granted for it
 	my $old_until = $registry->safe_psql('small', "SELECT high_water_ms FROM snowflake_registry.workers WHERE worker_id = $first");
 	is($registry->safe_psql('small', "SELECT snowflake_registry_release($first)"), 't', 'snowflake_registry_release(worker_id) frees it');
+	# its next window starts one grace (7 s) after the last one's end (R6):
+	# snowflake_status says so while the node waits for it
+	ok($third->poll_query_until('postgres',
+			"SELECT registry_error LIKE 'worker id $first is granted for ids from %ms ahead of this server''s clock%' FROM snowflake_status"),
+		'while the window granted is ahead of the clock, registry_error says from when');
 	is(wait_for_worker($third), $first, 'the third node is granted it');
 	my ($id, $lead) = split /\|/, $third->safe_psql('postgres',
 		'SELECT id, round(extract(epoch FROM snowflake_to_timestamp(id) - clock_timestamp()) * 1000) FROM snowflake_nextval() id');
-	cmp_ok(DEFAULT_EPOCH_MS + time_of($id), '>=', $old_until, 'its first id is at or after the end of the window granted before');
+	cmp_ok(DEFAULT_EPOCH_MS + time_of($id), '>=', $old_until + 7000,
+		'its first id is at or after the end of the window granted before, plus one grace (released by hand)');
 	cmp_ok($lead, '<=', 1000, "and dated $lead ms ahead of its clock: not more than snowflake.max_lead (the window's start waited for)");
 	# the log says so when the window started more than max_lead ahead when
 	# granted (a loaded machine may grant it later, when it no longer does)

@@ -12,7 +12,8 @@
 #   3. a floor raised ahead, a window granted at it to C (then cut off), the
 #      registry created again; D claims after the grace (R3, R4)
 #   4. pg_restore --clean into the running registry, no start, its holder cut
-#      off; a new node claims (R1: the tables made again are a new life)
+#      off; a new node claims (R1: the tables made again are a new life); a 1.0
+#      registry's schema restored and given its lives: a grace too
 #   5. the registry's clock 60 s behind: named in registry_error, its skew in
 #      snowflake_status, a WARNING (R7); 60 s ahead: the node's window still
 #      ends within a window of its own clock (R4)
@@ -218,6 +219,29 @@ sub ms_now { return int(time * 1000); }
 	kill 'CONT', $aw;
 	$_->stop for $a, $b;
 	$registry->stop;
+}
+
+# ---------------------------------------------------------------------------
+# 4b. a 1.0 registry's schema restored into a database at 1.1 and given its
+# lives by snowflake_registry_add_lives(), as docs/operations.md says: it may
+# have forgotten grants, so a new life with a grace
+{
+	my $server = registry_server('reg_old');
+	$server->safe_psql('postgres', 'CREATE DATABASE old10');
+	$server->safe_psql('old10', "CREATE EXTENSION snowflake VERSION '1.0'");
+	$server->safe_psql('old10', "SELECT snowflake_registry_create('[0,1)', '0')");
+	my $dump = PostgreSQL::Test::Utils::tempdir() . '/old10.dump';
+	$server->command_ok([ 'pg_dump', '-Fc', '-n', 'snowflake_registry', '-f', $dump, '-d', $server->connstr('old10') ],
+		'a 1.0 registry dumped');
+	$server->safe_psql('postgres', 'CREATE DATABASE fleet');
+	$server->safe_psql('fleet', 'CREATE EXTENSION snowflake');
+	$server->command_ok([ 'pg_restore', '-d', $server->connstr('fleet'), $dump ], 'restored into a database at 1.1');
+	$server->safe_psql('fleet', 'SELECT snowflake_registry_add_lives()');
+	my ($stdout, $stderr) = ('', '');
+	$server->psql('fleet', q{SELECT snowflake_registry_claim('n', 'node n', NULL, 1023, 6000, 1704067200000, 'time=41 worker=10 sequence=12')},
+		stdout => \$stdout, stderr => \$stderr);
+	like($stderr, qr/the snowflake registry grants no new window until/, 'its lives added: a new life, no new window in its grace');
+	$server->stop;
 }
 
 # ---------------------------------------------------------------------------

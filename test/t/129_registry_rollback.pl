@@ -113,7 +113,7 @@ sub registry_ms
 });
 	# a grace left by a clock that ran 10 min ahead is not carried into the next life
 	$registry->safe_psql('fleet', 'UPDATE snowflake_registry.settings SET grace_until_ms = grace_until_ms + 600000,
-		written_xid = snowflake_registry_writer()');
+		written_xid = _snowflake_registry_writer()');
 	$registry->stop;
 	$_->stop for @nodes;
 	$registry->start;
@@ -159,7 +159,7 @@ sub registry_ms
 	append_to_file($script, q{SELECT c.worker_id FROM snowflake_registry_life() l,
   snowflake_registry_claim('hammer' || :client_id, 'hammer', NULL, 1023, 6000, 1704067200000, 'time=41 worker=10 sequence=12') c;
 });
-	$registry->safe_psql('fleet', 'UPDATE snowflake_registry.settings SET timeline = timeline + 1, written_xid = snowflake_registry_writer()');
+	$registry->safe_psql('fleet', 'UPDATE snowflake_registry.settings SET timeline = timeline + 1, written_xid = _snowflake_registry_writer()');
 	my ($out, $err) = ('', '');
 	my $hammer = IPC::Run::start([ 'pgbench', '-n', '-f', $script, '-T', '40', '-c', '20',
 		'-h', $registry->host, '-p', $registry->port, 'fleet' ], '>', \$out, '2>', \$err);
@@ -187,7 +187,7 @@ sub registry_ms
 	$registry->safe_psql('fleet', qq{
 		DELETE FROM snowflake_registry.grants WHERE worker_id = $w;
 		UPDATE snowflake_registry.workers SET holder = NULL, fencing_epoch = 0, high_water_ms = 0, expires_ms = NULL,
-		       written_xid = snowflake_registry_writer() WHERE worker_id = $w;});
+		       written_xid = _snowflake_registry_writer() WHERE worker_id = $w;});
 	$registry->poll_query_until('fleet', "SELECT life_change ~ '^rolled back: worker id $w presented' FROM snowflake_registry.settings")
 	  or die 'no new life began';
 	$registry->poll_query_until('fleet', "SELECT holder_name LIKE '%forgotten%' FROM snowflake_registry.workers WHERE worker_id = $w")
@@ -221,7 +221,7 @@ sub registry_ms
 	$registry->safe_psql('fleet', qq{
 		DELETE FROM snowflake_registry.grants WHERE worker_id = $w;
 		UPDATE snowflake_registry.workers SET holder = NULL, fencing_epoch = 0, high_water_ms = 0, expires_ms = NULL,
-		       written_xid = snowflake_registry_writer() WHERE worker_id = $w;});
+		       written_xid = _snowflake_registry_writer() WHERE worker_id = $w;});
 	my $n = registry_node('twice_newcomer', $conninfo);
 	is((start_and_claim($n))[0], $w, 'the rolled-back registry grants the held worker id again, at once');
 	kill 'CONT', $worker;

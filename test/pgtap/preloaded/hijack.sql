@@ -192,7 +192,7 @@ GRANT INSERT ON result TO snowflake_hijacker;
 SELECT public.snowflake_registry_create('[0,8)', '1 hour');
 SELECT public.snowflake_registry_end_grace();
 UPDATE snowflake_registry.settings SET epoch_ms = 1704067200000, layout = 'time=41 worker=10 sequence=12',
-                                       written_xid = public.snowflake_registry_writer();
+                                       written_xid = public._snowflake_registry_writer();
 SELECT public.snowflake_registry_grant('snowflake_hijacker');
 GRANT EXECUTE ON FUNCTION public.snowflake_registry_create(int4range, interval, interval, interval),
     public.snowflake_registry_identity(), public.snowflake_registry_add_lives(), public.snowflake_registry_end_grace(),

@@ -8,7 +8,7 @@
 #      hand, went to C; A comes back first and presents its ended window (R5)
 #   2. A paused while its window is live, its worker id released by hand and
 #      claimed by C (then cut off); the registry restored; A resumes and is
-#      reinstated (R6: C's window starts one grace after A's)
+#      reinstated (R6: C's window starts one grace after A's; 20 s windows)
 #   3. a floor raised ahead, a window granted at it to C (then cut off), the
 #      registry created again; D claims after the grace (R3, R4)
 #   4. pg_restore --clean into the running registry, no start, its holder cut
@@ -124,8 +124,8 @@ sub ms_now { return int(time * 1000); }
 # 2. a live holder paused, its worker id released by hand and claimed, the
 # registry restored, the holder resumed and reinstated
 {
-	my ($registry, $conninfo) = one_id_registry('reg_paused', '12s');
-	my $window = "snowflake.registry_window = '12s'\n";
+	my ($registry, $conninfo) = one_id_registry('reg_paused', '20s');    # room for a loaded machine's pause
+	my $window = "snowflake.registry_window = '20s'\n";
 	my $a = registry_node('a_paused', $conninfo, $window);
 	my ($w) = start_and_claim($a);
 	$registry->backup('after_grant');
@@ -140,8 +140,8 @@ sub ms_now { return int(time * 1000); }
 	$registry->poll_query_until('fleet', "SELECT holder_name LIKE '%c_paused%' FROM snowflake_registry.workers WHERE worker_id = $w")
 	  or die 'c claimed nothing';
 	my $c_from = $registry->safe_psql('fleet', "SELECT window_from_ms FROM snowflake_registry.workers WHERE worker_id = $w");
-	cmp_ok($c_from - $a_until, '>=', 13000,
-		sprintf('a worker id released by hand: the next window starts one grace (13 s) after the last one ends (%d ms)', $c_from - $a_until));
+	cmp_ok($c_from - $a_until, '>=', 21000,
+		sprintf('a worker id released by hand: the next window starts one grace (21 s) after the last one ends (%d ms)', $c_from - $a_until));
 	cut_off($registry);
 	push @loads, start_fleet_load($c);
 	restore_registry($registry, 'after_grant');

@@ -72,9 +72,9 @@
         lf[d] = MISSING; ndmg++; ghost() }
 
 /* ---- promotion, pg_rewind ---- */
-    :: atomic { on[d] && inrec[d] && STREAMING(d) && up[d] != NONE && !on[up[d]] && !demoted[up[d]] -> printf("ACT failover promote %d\n", d);
+    :: atomic { nfail < NFAIL && on[d] && inrec[d] && STREAMING(d) && up[d] != NONE && !on[up[d]] && !demoted[up[d]] -> printf("ACT failover promote %d\n", d);
         /* failover: promoted with its primary stopped; it continues its primary's ids */
-        hs = up[d]; demoted[hs] = 1; succ[hs] = d;
+        hs = up[d]; demoted[hs] = 1; succ[hs] = d; nfail++;
         hi = 0;
         do
         :: hi <= W ->
@@ -94,7 +94,7 @@
         :: else
         fi;
         promote(d); ghost() }
-    :: atomic { ex[d] && !on[d] && demoted[d] && on[succ[d]] && !inrec[succ[d]] -> printf("ACT pg_rewind from successor %d\n", d);
+    :: atomic { ex[d] && !on[d] && demoted[d] && on[succ[d]] && !inrec[succ[d]] && BACKUP_SETTLED(succ[d]) -> printf("ACT pg_rewind from successor %d\n", d);
         /* pg_rewind of the old primary from the new one */
         hs = succ[d];
         copy_lease_files(hs, d); conf[d] = conf[hs]; guc[d] = conf[hs];
@@ -107,7 +107,7 @@
         ghost() }
 
 /* ---- copies of d ---- */
-    :: atomic { on[d] && ncop < D - 1 && cpd == NONE && BACKUP_SETTLED(d) -> printf("ACT pg_basebackup of %d\n", d);
+    :: atomic { on[d] && (!inrec[d] || STREAMING(d)) && ncop < D - 1 && cpd == NONE && BACKUP_SETTLED(d) -> printf("ACT pg_basebackup of %d\n", d);
         /* pg_basebackup; a restore of a base backup and the archive */
         ht = ncop + 1;
         copy_lease_files(d, ht); conf[ht] = conf[d]; guc[ht] = conf[d];

@@ -31,6 +31,9 @@
 #define D 3
 #endif
 #define DMAX 3
+#ifndef NFAIL
+#define NFAIL 1
+#endif
 #define W 2
 #define NONE 255
 #define BIT(hw) (1 << (hw))
@@ -73,7 +76,7 @@ byte weff[DMAX], fen[DMAX], lwid[DMAX];
 byte issued[W + 1];         /* directories that issued under each worker id */
 byte decided[DMAX];            /* the fence each directory decided */
 byte same[DMAX];               /* directories the environment cannot tell from it */
-byte ncop, nren, ndmg;
+byte ncop, nren, ndmg, nfail;
 byte cpd = NONE, cps, cpfirst;   /* a file copy of a running server in progress */
 
 /* scratch, 0 between actions */
@@ -319,7 +322,7 @@ inline finish_running_copy() {
     new_directory(hs, ht); cpd = NONE
 }
 /* whether the settings of s name the worker id its files and WAL name */
-#define SETTLED(hs) (conf[hs] == guc[hs])
+#define SETTLED(hs) (conf[hs] == guc[hs] && (!on[hs] || wst[hs] || STREAMING(hs)))
 
 /* the operator's choice of a worker id no other node uses (nor used) */
 #define CLASH(d, he, nw) ((he) != (d) && ((ex[he] && (conf[he] == (nw) || guc[he] == (nw))) || (issued[nw] & BIT(he)) != 0))

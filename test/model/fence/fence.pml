@@ -321,8 +321,15 @@ inline finish_running_copy() {
     idn[ht] = IDENT(HOST(idn[hs]), REST(idn[hs]) / 16, ht, ht);
     new_directory(hs, ht); cpd = NONE
 }
-/* whether the settings of s name the worker id its files and WAL name */
-#define SETTLED(hs) (conf[hs] == guc[hs] && (!on[hs] || wst[hs] || STREAMING(hs)))
+/* the worker id the files of s name: its lease's, or the fence's copy's standing in */
+#define FILES_W(s) (lf[s] == OK -> lw[s] : (lf[s] == MISSING && ff[s] == OK -> fw[s] : 0))
+/* whether the settings of s name the worker id its files and WAL name (A4):
+ * not while a reload is pending (issue 47), not while running before its
+ * lease writer started, and, stopped, not while its files name another worker
+ * id than its settings: renumbered while stopped and not started since, or
+ * started but stopped again before the end of its recovery (the worker id
+ * takes effect there, record_worker_id), the listed undetectable pair */
+#define SETTLED(hs) (conf[hs] == guc[hs] && (on[hs] -> (wst[hs] || STREAMING(hs)) : (FILES_W(hs) == 0 || FILES_W(hs) == conf[hs])))
 
 /* the operator's choice of a worker id no other node uses (nor used) */
 #define CLASH(d, he, nw) ((he) != (d) && ((ex[he] && (conf[he] == (nw) || guc[he] == (nw))) || (issued[nw] & BIT(he)) != 0))

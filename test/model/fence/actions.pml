@@ -13,10 +13,10 @@
     :: atomic { on[d] && inrec[d] && !replayed[d] && (wrw[d] != 0 || wrf[d] != 0) -> printf("ACT replay own WAL %d\n", d);
         /* crash recovery, or a restore's replay of its WAL */
         redo(d, wrw[d], wrf[d], wlast[d]); replayed[d] = 1; ghost() }
-    :: atomic { on[d] && inrec[d] && !STREAMING(d) && (replayed[d] || (wrw[d] == 0 && wrf[d] == 0)) -> printf("ACT end of recovery %d\n", d);
+    :: atomic { on[d] && inrec[d] && !LIVE_STANDBY(d) && (replayed[d] || (wrw[d] == 0 && wrf[d] == 0)) -> printf("ACT end of recovery %d\n", d);
         /* the end of recovery: backup_label renamed, signal files removed, a checkpoint */
         promote(d); ghost() }
-    :: atomic { on[d] && inrec[d] && STREAMING(d) && up[d] != NONE && on[up[d]] && !inrec[up[d]] -> printf("ACT standby replays primary record %d\n", d);
+    :: atomic { on[d] && inrec[d] && LIVE_STANDBY(d) && up[d] != NONE && on[up[d]] && !inrec[up[d]] -> printf("ACT standby replays primary record %d\n", d);
         /* a streaming standby replays its primary's lease record */
         hs = up[d];
         redo(d, BIT(weff[hs]), fen[hs], weff[hs]); ghost() }
@@ -25,10 +25,10 @@
         /* an id issued (reserve), the lease extended first (write_lease_once) */
         write_lease(d, weff[d]); log_lease(d); elsewhere[d] = 0;
         issue(d); ghost() }
-    :: atomic { on[d] && !inrec[d] && (wrw[d] != 0 || wrf[d] != 0) -> printf("ACT checkpoint %d\n", d);
+    :: atomic { on[d] && !inrec[d] && (wrw[d] != 0 || wrf[d] != 0) && CKPT_OK(d) -> printf("ACT checkpoint %d\n", d);
         /* a checkpoint */
         wrw[d] = 0; wrf[d] = 0; ghost() }
-    :: atomic { on[d] -> printf("ACT clean stop %d\n", d);
+    :: atomic { on[d] && CKPT_OK(d) && STOP_OK(d) -> printf("ACT clean stop %d\n", d);
         /* a clean shutdown: the lease shrinks (shrink_lease_at_shutdown), a checkpoint */
         if
         :: issrun[d] && !blocked[d] -> write_lease(d, weff[d])
@@ -39,7 +39,7 @@
         :: else
         fi;
         on[d] = 0; ghost() }
-    :: atomic { on[d] -> printf("ACT kill -9 %d\n", d);
+    :: atomic { on[d] && STOP_OK(d) -> printf("ACT kill -9 %d\n", d);
         /* kill -9 */
         on[d] = 0; ghost() }
 
@@ -72,7 +72,7 @@
         lf[d] = MISSING; ndmg++; ghost() }
 
 /* ---- promotion, pg_rewind ---- */
-    :: atomic { nfail < NFAIL && on[d] && inrec[d] && STREAMING(d) && up[d] != NONE && !on[up[d]] && !demoted[up[d]] -> printf("ACT failover promote %d\n", d);
+    :: atomic { nfail < NFAIL && on[d] && inrec[d] && LIVE_STANDBY(d) && up[d] != NONE && !on[up[d]] && !demoted[up[d]] -> printf("ACT failover promote %d\n", d);
         /* failover: promoted with its primary stopped; it continues its primary's ids */
         hs = up[d]; demoted[hs] = 1; succ[hs] = d; nfail++;
         hi = 0;
@@ -85,7 +85,7 @@
         :: else -> break
         od;
         promote(d); ghost() }
-    :: atomic { UNDET_PROMOTE_ON && on[d] && inrec[d] && STREAMING(d) && up[d] != NONE &&
+    :: atomic { UNDET_PROMOTE_ON && on[d] && inrec[d] && LIVE_STANDBY(d) && up[d] != NONE &&
                 (on[up[d]] || demoted[up[d]]) -> printf("ACT promote by hand / split brain %d\n", d);
         /* promoted by hand beside its running primary, or a second standby promoted (split brain) */
         hs = up[d]; mark_same(d, hs);
@@ -94,7 +94,7 @@
         :: else
         fi;
         promote(d); ghost() }
-    :: atomic { ex[d] && !on[d] && demoted[d] && on[succ[d]] && !inrec[succ[d]] && BACKUP_SETTLED(succ[d]) -> printf("ACT pg_rewind from successor %d\n", d);
+    :: atomic { ex[d] && !on[d] && demoted[d] && on[succ[d]] && !inrec[succ[d]] && REWIND_SETTLED(succ[d]) -> printf("ACT pg_rewind from successor %d\n", d);
         /* pg_rewind of the old primary from the new one */
         hs = succ[d];
         copy_lease_files(hs, d); conf[d] = conf[hs]; guc[d] = conf[hs];
@@ -107,7 +107,7 @@
         ghost() }
 
 /* ---- copies of d ---- */
-    :: atomic { on[d] && (!inrec[d] || STREAMING(d)) && ncop < D - 1 && cpd == NONE && BACKUP_SETTLED(d) -> printf("ACT pg_basebackup of %d\n", d);
+    :: atomic { on[d] && (!inrec[d] || LIVE_STANDBY(d)) && ncop < D - 1 && cpd == NONE && BACKUP_SETTLED(d) -> printf("ACT pg_basebackup of %d\n", d);
         /* pg_basebackup; a restore of a base backup and the archive */
         ht = ncop + 1;
         copy_lease_files(d, ht); conf[ht] = conf[d]; guc[ht] = conf[d];
@@ -126,10 +126,19 @@
         :: ss[ht] = 1; up[ht] = d             /* a streaming standby (-R) */
         fi;
         new_directory(d, ht); ghost() }
-    :: atomic { ex[d] && !on[d] && ncop < D - 1 && cpd == NONE && STOPPED_SETTLED(d) && HAS_LEASE(d) -> printf("ACT cp -a stopped of %d\n", d);
+    :: atomic { ex[d] && !on[d] && ncop < D - 1 && cpd == NONE && STOPPED_SETTLED(d) && (HAS_LEASE(d) || NEVER_RESTORE_ON) -> printf("ACT cp -a stopped of %d\n", d);
         /* cp -a of a stopped server, a copy of a copy */
         ht = ncop + 1;
         copy_lease_files(d, ht); copy_wal_conf(d, ht); copy_signals(d, ht);
+        if
+        :: HAS_LEASE(d)
+        :: !HAS_LEASE(d) ->     /* (NEVER_RESTORE) a base backup of it running without snowflake, restored */
+            if
+            :: bl[ht] = 1
+            :: rs[ht] = 1
+            :: ss[ht] = 1; tgt[ht] = 1
+            fi
+        fi;
         if
         :: idn[ht] = IDENT(HOST(idn[d]), REST(idn[d]) / 16, ht, ht)   /* on the same volume */
         :: idn[ht] = IDENT(HOST(idn[d]), ht, ht, 0)                   /* the root of another volume */

@@ -2,7 +2,8 @@
  * The clone fence of snowflake (src/pg/fence.cpp, lease_file.cpp, lease_wal.cpp,
  * lease_writer.cpp, module.cpp, src/core/generator.hpp), as SPIN checks it.
  * test/model/fence/RULES.md states the assumptions, the invariants and the
- * rules F1..F12; MAPPING.md maps each action to its function.
+ * rules F1..F12; docs/development.md ("The fence's model") maps each action to its
+ * functions.
  *
  * Data directories 0..D-1: directory 0 exists at the start (never started, no
  * lease file, snowflake.worker_id = 1); 1..D-1 are made by copies, in order.
@@ -15,16 +16,32 @@
  *                     the pairs the environment cannot tell apart
  *   KNOWN_47          pg_basebackup may be taken while a worker-id change of
  *                     its source waits for its reload (issue 47)
+ *   KNOWN_47_REWIND   pg_rewind of an old primary from the new one while a
+ *                     worker-id change of the new one waits for its reload
+ *   KNOWN_47_CP_LEASE_FIRST  a file copy of a running server, pg_snowflake/
+ *                     first: the server renumbered and reloaded before its
+ *                     pg_wal and settings are copied (issue 47)
+ *   KNOWN_47_CP_WAL_FIRST    the same, pg_wal and the settings first
+ *   KNOWN_NEVER       a copy of a directory that never ran with snowflake (no
+ *                     lease file, no fence file), started without a restore
+ *   NEVER_RESTORE     a base backup of a directory that never ran with
+ *                     snowflake, restored (backup_label, recovery.signal, or
+ *                     standby.signal with a target): fenced by F3 and F5
+ *   CP_NO_CHECKPOINT  with KNOWN_47_CP_LEASE_FIRST: no checkpoint of the source
+ *                     while it is copied: fenced by F7 and F8
+ *   KNOWN_47_CP_COPY_STOPPED  with CP_NO_CHECKPOINT: the copy stopped or killed
+ *                     during its first recovery, before it replayed its
+ *                     source's records (issue 47)
+ *   UNDET_OFFLINE_STARTED  a stopped source renumbered, started, stopped
+ *                     again before its end of recovery, copied
  *   UNDET_CLONE       a block clone that keeps the identity (same host, or a
  *                     host of the same name)
  *   UNDET_PROMOTE     a standby promoted by hand beside its running primary,
  *                     a second standby of one primary promoted (split brain),
  *                     an old primary restarted without pg_rewind
  *   UNDET_OFFLINE     a stopped source renumbered, copied before its next start
- *   UNDET_RUNNING     a file copy of a running server whose settings were
- *                     changed before, and reloaded after, its WAL was copied
+ *                     (or after a start stopped before its end of recovery)
  *   UNDET_RMDIR       a copy made without pg_snowflake/ (removed as a whole)
- *   NO_UNDET          none of the undetectable actions (run a)
  */
 
 #ifndef D
@@ -48,10 +65,6 @@
 #define HOST(x) ((x) / 64)
 #define REST(x) ((x) % 64)
 
-#ifdef NO_UNDET
-#undef UNDET_CLONE
-#undef UNDET_PROMOTE
-#endif
 
 /* ---- the directories' files ---- */
 bit  ex[DMAX];                 /* exists, not gone for good */
@@ -82,7 +95,11 @@ byte cpd = NONE, cps, cpfirst;   /* a file copy of a running server in progress 
 /* scratch, 0 between actions */
 byte hi, he, ht, hs, hw, hm, L_ex, L_w, L_fen, L_id, source, grew;
 
+/* a streaming standby as the code tells it (streaming_standby, F4) */
 #define STREAMING(d) (ss[d] && (!tgt[d] ALT_F4))
+/* a streaming standby as it behaves: standby.signal with a recovery target ends
+ * its recovery at the target (the environment, whatever the code makes of it) */
+#define LIVE_STANDBY(d) (ss[d] && !tgt[d])
 #ifdef NO_F4
 #define ALT_F4 || 1
 #else
@@ -128,6 +145,8 @@ inline record_worker_id(d) {
         write_fence(d, weff[d])
     :: else
     fi
+#else
+    skip            /* the worker id written at the next id issued only */
 #endif
 }
 
@@ -329,7 +348,7 @@ inline finish_running_copy() {
  * id than its settings: renumbered while stopped and not started since, or
  * started but stopped again before the end of its recovery (the worker id
  * takes effect there, record_worker_id), the listed undetectable pair */
-#define SETTLED(hs) (conf[hs] == guc[hs] && (on[hs] -> (wst[hs] || STREAMING(hs)) : (FILES_W(hs) == 0 || FILES_W(hs) == conf[hs])))
+#define SETTLED(hs) (conf[hs] == guc[hs] && (on[hs] -> (wst[hs] || LIVE_STANDBY(hs)) : (FILES_W(hs) == 0 || FILES_W(hs) == conf[hs])))
 
 /* the operator's choice of a worker id no other node uses (nor used) */
 #define CLASH(d, he, nw) ((he) != (d) && ((ex[he] && (conf[he] == (nw) || guc[he] == (nw))) || (issued[nw] & BIT(he)) != 0))
@@ -347,29 +366,64 @@ inline finish_running_copy() {
 #else
 #define UNDET_CLONE_ON 0
 #endif
-/* a file copy of a running server: its settings changed while it is copied */
-#ifdef UNDET_RUNNING
-#define RUNNING_SETTLED(hs) 1
-#define RELOAD_OK(d) 1
+/* a file copy of a running server: its settings changed and reloaded while it
+ * is copied, between pg_snowflake/ and pg_wal (either order) */
+#ifdef KNOWN_47_CP_LEASE_FIRST
+#define CHG_LEASE_FIRST 1
 #else
-#define RUNNING_SETTLED(hs) SETTLED(hs)
-#define RELOAD_OK(d) (cpd == NONE || cps != (d))
+#define CHG_LEASE_FIRST 0
 #endif
+#ifdef KNOWN_47_CP_WAL_FIRST
+#define CHG_WAL_FIRST 1
+#else
+#define CHG_WAL_FIRST 0
+#endif
+#define RUNNING_SETTLED(hs) SETTLED(hs)
+#define RELOAD_OK(d) (cpd == NONE || cps != (d) || (CHG_LEASE_FIRST && cpfirst == 0) || (CHG_WAL_FIRST && cpfirst == 1))
 #ifdef UNDET_OFFLINE
 #define STOPPED_SETTLED(hs) 1
 #else
 #define STOPPED_SETTLED(hs) SETTLED(hs)
 #endif
 /* the source's files name a worker id: it started once with snowflake (or is a copy of one that did) */
-#ifdef UNDET_NEVER
+#ifdef KNOWN_NEVER
 #define HAS_LEASE(s) 1
 #else
 #define HAS_LEASE(s) (lf[s] != MISSING || ff[s] != MISSING)
+#endif
+/* scenarios of the rules F3, F5 (NEVER_RESTORE) and F7, F8 (CP_NO_CHECKPOINT):
+ * the code's rules hold, each of the rules removed does not */
+#ifdef NEVER_RESTORE
+#define NEVER_RESTORE_ON 1
+#else
+#define NEVER_RESTORE_ON 0
+#endif
+#ifdef CP_NO_CHECKPOINT
+#define CKPT_OK(d) (cpd == NONE || cps != (d))
+#else
+#define CKPT_OK(d) 1
+#endif
+/* ... and the copy not stopped during its first recovery (a copy restarted
+ * before it replayed its source's records replays them as its own: the
+ * worker id they name is not fenced, KNOWN_47_CP_COPY_STOPPED) */
+#if defined(CP_NO_CHECKPOINT) && !defined(KNOWN_47_CP_COPY_STOPPED)
+#define STOP_OK(d) (!(restore[d] && inrec[d]))
+#else
+#define STOP_OK(d) 1
+#endif
+#ifdef UNDET_OFFLINE_STARTED
+#undef FILES_W
+#define FILES_W(s) 0
 #endif
 #ifdef KNOWN_47
 #define BACKUP_SETTLED(hs) 1
 #else
 #define BACKUP_SETTLED(hs) SETTLED(hs)
+#endif
+#ifdef KNOWN_47_REWIND
+#define REWIND_SETTLED(hs) 1
+#else
+#define REWIND_SETTLED(hs) SETTLED(hs)
 #endif
 
 active proctype world() {

@@ -71,6 +71,14 @@
 #else
 #define IWIN 0
 #endif
+/* -DL1_TRUE: L1 measured from the faults' end in true time alone (the
+ * registry's record of a gone holder's window, dated by a clock that may have
+ * been ahead, excuses nothing) */
+#ifdef L1_TRUE
+#define L1TRUE 1
+#else
+#define L1TRUE 0
+#endif
 #define P 1             /* renewal period: a call of every running holder each tick */
 
 /* ---- the rule set ---- */
@@ -610,7 +618,7 @@ end:
         live_from = MAX(live_from, quiet_at); live_from = MAX(live_from, db.floor);
         for (k : 0 .. NW - 1) {
             if
-            :: quiet && db.wk[k].hid != 0 && db.wk[k].hid != HID(0) && (NH < 2 || db.wk[k].hid != HID(1)) && (NH < 3 || db.wk[k].hid != HID(2)) ->
+            :: !L1TRUE && quiet && db.wk[k].hid != 0 && db.wk[k].hid != HID(0) && (NH < 2 || db.wk[k].hid != HID(1)) && (NH < 3 || db.wk[k].hid != HID(2)) ->
                 live_from = MAX(live_from, db.wk[k].exp + Q)
             :: else -> skip
             fi

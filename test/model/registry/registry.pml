@@ -71,6 +71,14 @@
 #else
 #define IWIN 0
 #endif
+/* -DL1_TRUE: L1 measured from the faults' end in true time alone (the
+ * registry's record of a gone holder's window, dated by a clock that may have
+ * been ahead, excuses nothing) */
+#ifdef L1_TRUE
+#define L1TRUE 1
+#else
+#define L1TRUE 0
+#endif
 #define P 1             /* renewal period: a call of every running holder each tick */
 
 /* ---- the rule set ---- */
@@ -118,6 +126,27 @@
 #else
 #define R7 1
 #endif
+#endif
+/* parts of R1, R2 and R6 added after the review (each removed by its -DNO_...):
+ * R1FC: a life begun by a restore into the running registry counts its grace
+ * from the call that saw it, whatever first-call mark (the sequence
+ * life_first_call) the restore left; LG: snowflake_registry_add_lives()
+ * begins a life with a grace; HWL: a renewal sets the high water to what the
+ * holder holds (its window presented and this answer) */
+#if defined(RULES_11) || defined(NO_R1_FIRST_CALL)
+#define R1FC 0
+#else
+#define R1FC 1
+#endif
+#if defined(RULES_11) || defined(NO_LIVES_GRACE)
+#define LG 0
+#else
+#define LG 1
+#endif
+#if defined(RULES_11) || defined(NO_HW_LOWERED)
+#define HWL 0
+#else
+#define HWL 1
 #endif
 
 /* the holder names: with -DSAME_NAME servers 0 and 1 have one host:port and data directory */
@@ -167,6 +196,8 @@ typedef Db {
     byte grace;         /* settings.grace_until_ms */
     byte started;       /* the server start its identity records */
     bit rolled;         /* its tables were restored into the running server (their oids differ) */
+    byte began;         /* settings.life_began_ms (GNOW) */
+    byte fm;            /* the sequence life_first_call: the first call of a life (GNOW); a restore may leave it out */
     byte floor;
     Wk wk[NW];
     Gr g[NW * EMAX]
@@ -175,6 +206,11 @@ Db db;
 Db saved;               /* a base backup (or an earlier state a failover or PITR returns to) */
 bit have_saved;
 byte rstart = 1;        /* the registry server's start (each start: a new one) */
+byte rctr = 1;          /* starts handed out */
+byte start_at[8];       /* the time (GNOW) of each start */
+#ifdef F_SNAPSHOT
+byte srstart;           /* the server's start in the memory snapshot */
+#endif
 byte lifectr = 1;       /* life ids handed out (random in the code) */
 byte roff = OB;         /* the registry's clock offset */
 
@@ -220,6 +256,7 @@ hidden byte ok;
 /* db := src (a restore) / saved := db (a backup) */
 #define COPYDB(dst, src) \
     dst.life = src.life; dst.grace = src.grace; dst.started = src.started; dst.rolled = src.rolled; \
+    dst.began = src.began; dst.fm = src.fm; \
     dst.floor = src.floor; \
     for (i : 0 .. NW - 1) { \
         dst.wk[i].hid = src.wk[i].hid; dst.wk[i].name = src.wk[i].name; dst.wk[i].ep = src.wk[i].ep; \
@@ -242,8 +279,11 @@ inline create_db() {
     };
     for (i : 0 .. NW * EMAX - 1) { db.g[i].hid = 0; db.g[i].name = 0; db.g[i].from = 0; db.g[i].upto = 0 };
     lifectr++; db.life = lifectr;
-    db.grace = GNOW + M + S
+    db.grace = GNOW + M + S; db.began = GNOW; db.fm = GNOW
 }
+
+/* a new start of the registry's server */
+#define NEWSTART rnow = RCLOCK; rctr++; rstart = rctr; start_at[rstart] = GNOW
 
 /* snowflake_registry_life(), at the start of every call: a new life when the
  * server's start differs from the one its identity records (O1, R1), or (R1)
@@ -254,8 +294,15 @@ inline reg_life() {
     rnow = RCLOCK;
     if
     :: db.started != rstart || (R1 && db.rolled) ->
-        lifectr++; db.life = lifectr; db.started = rstart; db.rolled = 0;
-        db.grace = GNOW + M + S
+        /* the first call: the sequence's mark, unless it is from before this
+         * start, not after the life the settings row records began, or (R1FC)
+         * the tables were restored into the running registry */
+        if
+        :: (R1FC && db.rolled) || db.fm < start_at[rstart] || db.fm <= db.began -> db.fm = GNOW
+        :: else -> skip
+        fi;
+        lifectr++; db.life = lifectr; db.started = rstart; db.rolled = 0; db.began = GNOW;
+        db.grace = MAX(db.grace, MIN(db.fm, GNOW) + M + S); db.grace = MIN(db.grace, GNOW + M + S)
     :: else -> skip
     fi;
     if
@@ -368,9 +415,18 @@ inline present(h) {
     :: hs[h].life == db.life ->
         if
         :: db.wk[w].ep == pe && db.wk[w].hid == HID(h) ->     /* renewed */
-            db.wk[w].exp = MAX(db.wk[w].exp, rnow + M); db.wk[w].hw = MAX(db.wk[w].hw, rnow + M);
-            db.g[w * EMAX + pe - 1].upto = db.wk[w].exp;
-            hs[h].ak = 2; hs[h].auntil = (R3 -> MIN(db.wk[w].exp, rnow + M) : db.wk[w].exp); hs[h].alife = db.life;
+            t2 = MAX(db.wk[w].exp, rnow + M);
+            if
+            :: R3 -> t2 = MIN(t2, rnow + M)          /* R3: the expiry at most now + M */
+            :: else -> skip
+            fi;
+            db.wk[w].exp = t2;
+            if
+            :: HWL -> db.wk[w].hw = MAX(db.wk[w].from, MAX(hi, t2))   /* what the holder holds */
+            :: else -> db.wk[w].hw = MAX(db.wk[w].hw, rnow + M)
+            fi;
+            db.g[w * EMAX + pe - 1].upto = MAX(db.g[w * EMAX + pe - 1].upto, t2);
+            hs[h].ak = 2; hs[h].auntil = t2; hs[h].alife = db.life;
             goto presented
         :: else -> skip
         fi;
@@ -393,7 +449,7 @@ inline present(h) {
             fi
         :: else -> skip
         fi;
-        lifectr++; db.life = lifectr; db.grace = GNOW + M + S
+        lifectr++; db.life = lifectr; db.grace = GNOW + M + S; db.began = GNOW
     :: else -> skip
     fi;
     /* presented to another life */
@@ -562,7 +618,7 @@ end:
         live_from = MAX(live_from, quiet_at); live_from = MAX(live_from, db.floor);
         for (k : 0 .. NW - 1) {
             if
-            :: quiet && db.wk[k].hid != 0 && db.wk[k].hid != HID(0) && (NH < 2 || db.wk[k].hid != HID(1)) && (NH < 3 || db.wk[k].hid != HID(2)) ->
+            :: !L1TRUE && quiet && db.wk[k].hid != 0 && db.wk[k].hid != HID(0) && (NH < 2 || db.wk[k].hid != HID(1)) && (NH < 3 || db.wk[k].hid != HID(2)) ->
                 live_from = MAX(live_from, db.wk[k].exp + Q)
             :: else -> skip
             fi
@@ -603,16 +659,33 @@ end:
     do
     :: faults > FB -> skip     /* never: the loop has an option whatever the scenario enables */
 #ifdef F_SAVE
-    :: d_step { !quiet && AT && !have_saved -> COPYDB(saved, db); have_saved = 1; printf("MSC: %d: a base backup of the registry\n", tick) }
+    :: d_step { !quiet && AT && !have_saved -> COPYDB(saved, db); have_saved = 1;
+#ifdef F_SNAPSHOT
+        srstart = rstart;
 #endif
+        printf("MSC: %d: a base backup of the registry\n", tick) }
+#endif
+/* a restore brings back the first-call mark (the sequence life_first_call)
+ * with the tables, or leaves it out (pg_restore -t of the tables alone): the
+ * nemesis' choice */
 #ifdef F_RESTORE    /* restored and started; a failover losing a suffix */
-    :: d_step { SPEND && have_saved -> faults++; COPYDB(db, saved); rstart++; printf("MSC: %d: the registry restored from the backup and started\n", tick) }
+    :: d_step { SPEND && have_saved -> faults++; COPYDB(db, saved); NEWSTART; printf("MSC: %d: the registry restored from the backup and started\n", tick) }
+    :: d_step { SPEND && have_saved -> faults++; t1 = db.fm; COPYDB(db, saved); db.fm = t1; NEWSTART; printf("MSC: %d: the registry's tables restored from the backup without their first-call mark, and started\n", tick) }
 #endif
 #ifdef F_ROLLBACK   /* pg_restore --clean into the running registry: no start */
     :: d_step { SPEND && have_saved -> faults++; COPYDB(db, saved); db.rolled = 1; printf("MSC: %d: pg_restore --clean of the backup into the running registry\n", tick) }
+    :: d_step { SPEND && have_saved -> faults++; t1 = db.fm; COPYDB(db, saved); db.fm = t1; db.rolled = 1; printf("MSC: %d: pg_restore --clean of the backup's tables into the running registry, without their first-call mark (mark %d kept)\n", tick, db.fm) }
+#endif
+#ifdef F_LIVES      /* a 1.0 registry's tables restored into a database at 1.1, given lives by snowflake_registry_add_lives() */
+    :: d_step { SPEND && have_saved -> faults++; rnow = RCLOCK; COPYDB(db, saved); db.started = rstart; db.rolled = 0; db.fm = 0;
+        lifectr++; db.life = lifectr; db.began = GNOW; db.grace = (LG -> GNOW + M + S : 0);
+        printf("MSC: %d: 1.0's tables of the backup restored, lives added (life %d, grace until %d)\n", tick, db.life, db.grace) }
+#endif
+#ifdef F_SNAPSHOT   /* a VM memory snapshot of the registry resumed: its rows consistent with their writers, no start (R1 cannot see it) */
+    :: d_step { SPEND && have_saved -> faults++; COPYDB(db, saved); rstart = srstart; printf("MSC: %d: a memory snapshot of the registry resumed\n", tick) }
 #endif
 #ifdef F_CREATE     /* created again at its address */
-    :: d_step { SPEND -> faults++; rstart++; create_db(); printf("MSC: %d: the registry created again\n", tick) }
+    :: d_step { SPEND -> faults++; NEWSTART; create_db(); printf("MSC: %d: the registry created again\n", tick) }
 #endif
 #ifdef F_HAND       /* snowflake_registry_release(worker_id) */
     :: d_step { SPEND && db.wk[0].hid != 0 -> faults++; db.wk[0].hid = 0; db.wk[0].clean = 0; printf("MSC: %d: worker id 0 released by hand\n", tick) }
@@ -682,6 +755,7 @@ end:
 init {
     d_step {
         create_db(); db.grace = 0;     /* a new fleet: snowflake_registry_end_grace() */
+        start_at[rstart] = GNOW;
         for (k : 0 .. NH - 1) { hs[k].rw = NONE; hs[k].gw = NONE; hs[k].off = OB; hs[k].last = 0 }
     };
     atomic {

@@ -149,10 +149,10 @@ SELECT count(*) AS reinstated FROM snowflake_registry.grants WHERE fencing_epoch
 -- data-only restore, COPY, an UPDATE by hand) begins a new life at the next
 -- call, with a grace; its rows are its own again after it
 CREATE TEMP TABLE before_restore AS SELECT life FROM snowflake_registry_life();
-UPDATE snowflake_registry.workers SET renewed_ms = renewed_ms WHERE worker_id = 1;
+UPDATE snowflake_registry.settings SET quarantine_ms = quarantine_ms;
 SELECT l.life_change, l.life <> b.life AS new_life, l.grace_until_ms - l.life_began_ms AS grace_ms
   FROM snowflake_registry_life() l, before_restore b;
-SELECT count(*) AS rows_not_its_own FROM snowflake_registry.workers r WHERE r.xmin IS DISTINCT FROM r.written_xid;
+SELECT count(*) AS rows_not_its_own FROM snowflake_registry.settings s WHERE s.xmin IS DISTINCT FROM s.written_xid;
 SELECT snowflake_registry_end_grace() AS ended;
 UPDATE snowflake_registry.settings SET quarantine_ms = quarantine_ms;
 SELECT life_change, grace_until_ms > now_ms AS in_grace FROM snowflake_registry_life();
@@ -207,7 +207,7 @@ SELECT snowflake_registry_end_grace() AS ended;
 UPDATE snowflake_registry.settings SET max_window_ms = 1, max_skew_ms = 0,
        life_began_ms = (extract(epoch FROM pg_postmaster_start_time()) * 1000)::bigint, written_xid = _snowflake_registry_writer();
 SELECT setval('snowflake_registry.life_first_call', (extract(epoch FROM pg_postmaster_start_time()) * 1000)::bigint + 1) > 0 AS later_life;
-UPDATE snowflake_registry.workers SET renewed_ms = renewed_ms WHERE worker_id = 0;  -- a row restored
+UPDATE snowflake_registry.settings SET quarantine_ms = quarantine_ms;  -- restored
 SELECT life_change FROM snowflake_registry_life();
 SELECT grace_until_ms - life_began_ms AS grace_from_this_call_ms FROM snowflake_registry.settings;
 UPDATE snowflake_registry.settings SET max_window_ms = 30000, max_skew_ms = 1000, written_xid = _snowflake_registry_writer();

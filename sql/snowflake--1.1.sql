@@ -1370,17 +1370,16 @@ DECLARE
     first_ms bigint;
     me xid;
     mono bigint;
-    -- R1: the registry's tables made again (pg_restore --clean) or a row of
-    -- them written by anything but its functions (a data-only restore): a
-    -- rollback without a start
+    -- R1: the registry's tables made again (pg_restore --clean) or its
+    -- settings row written by anything but its functions (a data-only
+    -- restore): a rollback without a start. (Not a worker id's row: a 1.0
+    -- node's renewal in flight across the update to 1.1 writes one.)
     restored CONSTANT text := 'SELECT CASE
             WHEN s.tables_oids IS DISTINCT FROM ARRAY[''snowflake_registry.settings''::regclass, ''snowflake_registry.workers''::regclass,
                                                       ''snowflake_registry.grants''::regclass]::oid[]
                 THEN ''restored into it: its tables were made again''
             WHEN s.xmin IS DISTINCT FROM s.written_xid
-                THEN ''restored into it: its settings were written by another transaction''
-            WHEN EXISTS (SELECT FROM snowflake_registry.workers r WHERE r.xmin IS DISTINCT FROM r.written_xid)
-                THEN ''restored into it: a worker id''''s row was written by another transaction'' END
+                THEN ''restored into it: its settings were written by another transaction'' END
           FROM snowflake_registry.settings s';
 BEGIN
     EXECUTE format('SELECT * FROM %I.snowflake_registry_identity()', ext) INTO id;
@@ -1438,7 +1437,6 @@ BEGIN
             RETURNING * INTO s;
             EXECUTE format('SELECT %I._snowflake_registry_monotonic_ms()', ext) INTO mono;
             UPDATE snowflake_registry.settings SET grace_monotonic_ms = mono + (s.grace_until_ms - now_ms) RETURNING * INTO s;
-            UPDATE snowflake_registry.workers r SET written_xid = me WHERE r.xmin IS DISTINCT FROM r.written_xid;
             RAISE LOG 'snowflake registry: a new life begins (%): no new window is granted until %, holders present theirs',
                 why, to_timestamp(s.grace_until_ms / 1000.0);
         ELSIF s.grace_until_ms > now_ms + s.max_window_ms + s.max_skew_ms THEN

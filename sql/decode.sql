@@ -197,7 +197,13 @@ SELECT snowflake_to_timestamp(1, '2024-01-01 00:00:00.0005+00', 'js53');
 -- index expressions, generated columns, CHECK constraints and partition bounds
 -- take the IMMUTABLE forms, and refuse the STABLE ones where PostgreSQL requires it
 CREATE TABLE dec_t (id bigint);
-CREATE INDEX dec_t_stable ON dec_t (snowflake_to_timestamp(id));
+-- (caught here: PostgreSQL 19 adds the statement's position to this error)
+DO $$
+BEGIN
+  CREATE INDEX dec_t_stable ON dec_t (snowflake_to_timestamp(id));
+EXCEPTION WHEN invalid_object_definition THEN
+  RAISE NOTICE '% (%)', SQLERRM, SQLSTATE;
+END $$;
 CREATE INDEX dec_t_ts ON dec_t (snowflake_to_timestamp(id, '2024-01-01 00:00:00+00'));
 INSERT INTO dec_t VALUES (4194304), (7167350074945572864);
 SET enable_seqscan = off;

@@ -586,7 +586,10 @@ SELECT id::numeric / 1000.0 AS numeric_division, id::numeric * 1.5 AS numeric_pr
        id::bigint = 7.0 AS numeric_comparison, round(id::numeric, -1) AS rounded,
        COALESCE(id::numeric, 1.5) AS numeric_coalesce, id::double precision * 0.5 AS double_product
 FROM mix_t WHERE id IS NOT NULL;
+-- (terse: PostgreSQL 19 words this error's hint differently)
+\set VERBOSITY terse
 SELECT id / 1000.0 FROM mix_t;
+\set VERBOSITY default
 SELECT COALESCE(id, 1.5) FROM mix_t;
 DROP TABLE mix_t, mix_b;
 -- no conversions by text parsing: these fail when the statement is analysed

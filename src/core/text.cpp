@@ -127,9 +127,9 @@ bool parse_timestamp(const char* text, std::int64_t& unix_ms) noexcept {
 
 namespace {
 
-// The lease file's format. 5 is the first released: 1 to 4 were never
-// released, and are not read.
-constexpr int kLeaseVersion = 5;
+// The lease file's format. 5 is the first released (1.0): 1 to 4 were never
+// released, and are not read. 6 adds the host name (1.1).
+constexpr int kLeaseVersion = 6;
 
 constexpr std::array<std::uint32_t, 256> kCrc32cTable = [] {
     std::array<std::uint32_t, 256> table{};
@@ -155,7 +155,8 @@ __attribute__((format(printf, 3, 4))) void appendf(char* buf, std::size_t& n, co
 
 std::size_t format_lease_text(const Lease& lease, char* buf) noexcept {
     std::size_t n = 0;
-    appendf(buf, n, "snowflake lease %d\nepoch_unix_ms %lld\nlease_ms %llu\nclock_ms %llu\n", kLeaseVersion,
+    const bool named = lease.host_name[0] != '\0';
+    appendf(buf, n, "snowflake lease %d\nepoch_unix_ms %lld\nlease_ms %llu\nclock_ms %llu\n", named ? kLeaseVersion : 5,
             static_cast<long long>(lease.epoch_unix_ms), static_cast<unsigned long long>(lease.lease_ms),
             static_cast<unsigned long long>(lease.clock_ms));
     const auto append = [&](const char* text) { appendf(buf, n, "%s", text); };
@@ -173,6 +174,7 @@ std::size_t format_lease_text(const Lease& lease, char* buf) noexcept {
     char layout[kLayoutTextMax];
     format_node_layout(lease.layout, layout);
     appendf(buf, n, "layout %s\n", layout);
+    if (named) appendf(buf, n, "host_name %.*s\n", static_cast<int>(kHostNameMax), lease.host_name.data());
     if (n < kLeaseTextMax) appendf(buf, n, "crc32c %08x\n", crc32c(buf, n));
     return n < kLeaseTextMax ? n : 0;
 }
@@ -213,15 +215,23 @@ ChecksumLine check_checksum_line(const char* text, std::size_t length) noexcept 
 
 std::size_t format_lease(const Lease& lease, char* buf) noexcept { return format_lease_text(lease, buf); }
 
+bool recordable_host_name(const char* name) noexcept {
+    std::size_t length = 0;
+    for (; name[length] != '\0'; ++length)
+        if (length == kHostNameMax || name[length] <= ' ' || name[length] > '~') return false;
+    return length > 0;
+}
+
 LeaseText parse_lease(const char* text, std::size_t length, Lease& lease) noexcept {
     char copy[kLeaseTextMax];
     if (length == 0 || length >= sizeof copy) return LeaseText::Malformed;
     std::memcpy(copy, text, length);
     copy[length] = '\0';
-    static constexpr char kHeader[] = "snowflake lease 5\n";
-    static_assert(kLeaseVersion == 5);
-    if (std::strncmp(copy, kHeader, sizeof kHeader - 1) != 0) return LeaseText::Malformed;
-    const char* p = copy + sizeof kHeader - 1;
+    static constexpr char kHeader5[] = "snowflake lease 5\n", kHeader6[] = "snowflake lease 6\n";
+    static_assert(kLeaseVersion == 6 && sizeof kHeader5 == sizeof kHeader6);
+    const bool named = std::strncmp(copy, kHeader6, sizeof kHeader6 - 1) == 0;
+    if (!named && std::strncmp(copy, kHeader5, sizeof kHeader5 - 1) != 0) return LeaseText::Malformed;
+    const char* p = copy + sizeof kHeader5 - 1;
     // The text ends with the checksum of what precedes it: checked first, so
     // that any damage to the fields is reported as such.
     const ChecksumLine checksum = check_checksum_line(copy, length);
@@ -269,6 +279,15 @@ LeaseText parse_lease(const char* text, std::size_t length, Lease& lease) noexce
     *end = '\0';
     if (!parse_node_layout(p + 7, parsed.layout, problem)) return LeaseText::Malformed;
     p = end + 1;
+    // version 6: "host_name <name>"
+    if (named) {
+        end = std::strchr(const_cast<char*>(p), '\n');
+        if (std::strncmp(p, "host_name ", 10) != 0 || end == nullptr) return LeaseText::Malformed;
+        *end = '\0';
+        if (!recordable_host_name(p + 10)) return LeaseText::Malformed;
+        std::memcpy(parsed.host_name.data(), p + 10, static_cast<std::size_t>(end - (p + 10)));
+        p = end + 1;
+    }
     if (static_cast<std::size_t>(p - copy) != body) return LeaseText::Malformed;
     // Exactly what format_lease writes (wrote): no leading zeros, nothing after a NUL.
     char written[kLeaseTextMax];

@@ -31,6 +31,8 @@ bool parse_timestamp(const char* text, std::int64_t& unix_ms) noexcept;
 // host and inode number), so that a copy of the directory knows it is one,
 // and the layout of its ids.
 inline constexpr std::size_t kMaxFenced = 8;
+// The longest host name a lease records (Linux's HOST_NAME_MAX).
+inline constexpr std::size_t kHostNameMax = 64;
 
 struct Lease {
     std::int64_t epoch_unix_ms;
@@ -43,13 +45,22 @@ struct Lease {
     std::uint32_t fenced_count = 0;
     std::array<std::uint32_t, kMaxFenced> fenced{};
     Layout layout = kDefaultLayout;        // the layout of the ids (versions 1 to 4: the default)
+    // The host name directory_host hashes, for the messages that name it: 1
+    // to kHostNameMax printable characters but space; "": not recorded (a
+    // version 5 file, written so when empty).
+    std::array<char, kHostNameMax + 1> host_name{};
     bool operator==(const Lease&) const = default;
 };
 
-// Room for the text of any Lease, in range or not (at most 368 characters and
+// Room for the text of any Lease, in range or not (at most 443 characters and
 // a NUL: a negative epoch, 20-digit marks and directory numbers, 10-digit
-// worker ids, a layout line of at most 71, the checksum line).
-inline constexpr std::size_t kLeaseTextMax = 384;
+// worker ids, a layout line of at most 71, a host name line of at most 75,
+// the checksum line).
+inline constexpr std::size_t kLeaseTextMax = 448;
+
+// Whether a host name can be recorded in a lease: 1 to kHostNameMax
+// printable ASCII characters but space.
+bool recordable_host_name(const char* name) noexcept;
 
 // CRC-32C (Castagnoli), as PostgreSQL checksums pg_control and the WAL.
 std::uint32_t crc32c(const void* data, std::size_t length) noexcept;
@@ -61,7 +72,8 @@ enum class ChecksumLine { Malformed, Differs, Matches };
 // Whether text[0, length) ends with a checksum line, and whether it matches.
 ChecksumLine check_checksum_line(const char* text, std::size_t length) noexcept;
 
-// Writes the lease as text into buf (kLeaseTextMax bytes), version 5, its
+// Writes the lease as text into buf (kLeaseTextMax bytes), version 6 (5
+// without a host name, as 1.0 wrote it: read by both), its
 // last line the CRC-32C of the lines before it; returns its length. Only the
 // first fenced_count (at most kMaxFenced) fenced worker ids are written.
 std::size_t format_lease(const Lease& lease, char* buf) noexcept;

@@ -34,6 +34,10 @@ extern int max_lead_setting;   // ms
 extern int lease_span_setting;  // ms
 extern char* epoch_setting;
 extern char* layout_setting;
+extern char* host_name_setting;  // empty: the kernel's host name
+// The name of this server's host in the data directory's identity and the
+// registry's holder name: snowflake.host_name, or the kernel's host name.
+const char* server_host_name();
 extern char* registry_setting;       // libpq conninfo; empty: none
 extern int registry_window_setting;  // ms
 extern int registry_renew_setting;   // ms
@@ -61,6 +65,14 @@ struct SharedState {
     std::atomic<bool> lease_elsewhere;  // the lease file was written by another data directory
     std::atomic<bool> restore;          // a restore (fence.hpp): the lease replayed from WAL is its source's
     std::uint32_t lease_worker_id;      // the worker id the lease file named at start-up, or kNoWorker
+    // A lease file written by this volume, directory and birth time under
+    // another host name (fence.hpp, F13): the worker id it named, refused at
+    // this start only while `moved_fence` (the fence is not kept in the files,
+    // which keep the lease's identity while that worker id is in effect), or
+    // kNoWorker once a lease is written under another worker id, or adopted.
+    std::atomic<std::uint32_t> moved_worker;
+    bool moved_fence;
+    Lease moved_from;  // the lease's identity: directory_host, directory_inode, host_name
     std::atomic<Latch*> lease_writer_latch;  // wakes the lease writer; null while none runs
     std::atomic<std::uint32_t> writer_busy;    // 1 while a process writes the lease
     std::atomic<std::uint64_t> lease_failures;  // lease writes that failed

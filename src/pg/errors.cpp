@@ -1,5 +1,6 @@
 // The core's failure statuses become ERRORs here, each saying what to do.
 #include "edge.hpp"
+#include "fence.hpp"
 #include "registry.hpp"
 
 extern "C" {
@@ -60,7 +61,14 @@ void refuse_call(Status status) {
                              static_cast<unsigned long long>(node_layout().max_worker))));
             break;
         case Status::Fenced: {
-            const std::uint32_t worker_id = worker_in_effect(shared_state()->generator);
+            const SharedState& state = *shared_state();
+            const std::uint32_t worker_id = worker_in_effect(state.generator);
+            if (state.moved_worker.load() == worker_id)
+                ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                                errmsg("this server's host name changed from %s to \"%s\": ids under worker "
+                                       "id %u are refused until it is told which server it is",
+                                       moved_from_name(state), server_host_name(), worker_id),
+                                errdetail("%s", kMovedDetail), errhint(kMovedHint, moved_from_name(state))));
             ereport(ERROR,
                     (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
                      errmsg("this server is a copy of another server and may not issue ids under "

@@ -100,12 +100,43 @@ void fence_copy(SharedState& state, const Lease& copied, std::uint32_t configure
     (void)keep_fence(state, units_of(state, copied.lease_ms), units_of(state, copied.clock_ms), source, true);
 }
 
+// A lease written by this volume, directory and birth time under another
+// host name (F13): the same directory moved (a container recreated, a pod
+// rescheduled, a disk failed over) or a block clone of its volume on a host of
+// another name. The worker id it names is refused at this start, the fence
+// kept out of the files, which keep the lease's identity while that worker id
+// is in effect (stamp): set to the name the lease records, snowflake.host_name
+// lifts it; a worker id of its own, or an adoption, ends the move.
+void fence_moved(SharedState& state, const Lease& lease, std::uint32_t configured) {
+    const std::uint32_t source = lease.worker_id != kNoWorker ? lease.worker_id : configured;
+    if (source == kNoWorker) return;
+    state.moved_fence = !is_fenced(state.generator, source);
+    fence(state.generator, source, true);
+    state.moved_worker = source;
+    ereport(LOG, (errmsg("snowflake: the host name changed from %s to \"%s\"; ids under worker id %u are "
+                         "refused until the server is told which it is",
+                         moved_from_name(state), server_host_name(), source),
+                  errdetail("%s", kMovedDetail), errhint(kMovedHint, moved_from_name(state))));
+}
+
 }  // namespace
+
+const char* moved_from_name(const SharedState& state) {
+    static char quoted[kHostNameMax + 3];
+    if (state.moved_from.host_name[0] == '\0') return "a name its lease file does not record (written by 1.0)";
+    snprintf(quoted, sizeof quoted, "\"%s\"", state.moved_from.host_name.data());
+    return quoted;
+}
 
 void fence_if_copy(SharedState& state, const Lease& lease, bool exists) {
     if (registry_mode()) return;  // a registry's grants are never copied
     state.restore = restores();
     if (state.blocked != Blocked::No) return;
+    if (!state.restore && exists && state.lease_elsewhere && !streaming_standby() &&
+        state.moved_from.directory_host != 0) {
+        fence_moved(state, lease, configured_worker_id());
+        return;
+    }
     if (!state.restore && !(exists && state.lease_elsewhere && !streaming_standby())) return;
     fence_copy(state, exists ? lease : Lease{}, configured_worker_id());
     // A copy's crash recovery replays its source's lease records (a copy of a
@@ -138,6 +169,7 @@ std::uint32_t adopt_worker_id(SharedState& state) {
     const std::uint32_t adopted = worker_in_effect(generator);
     if (adopted == kNoWorker || !is_fenced(generator, adopted)) return kNoWorker;
     fence(generator, adopted, false);
+    state.moved_worker.store(kNoWorker);  // adopted under this host name: the move ends
     const Lease adopting = lease_of(state, generator.lease_units.load(), generator.clock_high.load());
     if (!write_lease(adopting, WARNING) || !write_fence_copy(adopting, WARNING)) {
         fence(generator, adopted, true);

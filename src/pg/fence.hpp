@@ -16,6 +16,17 @@ void fence_if_copy(SharedState& state, const Lease& lease, bool exists);
 // Replay in a restore: the lease record is its source's. Its worker id and
 // fence are refused, and kept in this directory's lease file with the mark.
 void fence_replayed(SharedState& state, const Lease& replayed);
+// What the refusal of a moved directory says (F13: fence_if_copy), and the
+// host name its lease records, quoted (or what stands for it).
+inline constexpr char kMovedDetail[] =
+    "The volume, the data directory and its birth time are the ones the lease file was written in: this "
+    "is the same data directory under a new host name (a container recreated, a pod rescheduled, a disk "
+    "failed over to another host), or a block-level clone of its volume on a host of another name.";
+inline constexpr char kMovedHint[] =
+    "If it is the same data directory and no copy of it runs under %s, set \"snowflake.host_name\" to "
+    "that name in postgresql.conf and restart: under a name that stays, new host names no longer stop it "
+    "(docs/containers.md). If it is a clone, set \"snowflake.worker_id\" to a number no other node uses.";
+const char* moved_from_name(const SharedState& state);
 // Lifts the fence on the worker id in effect; returns it, or kNoWorker.
 std::uint32_t adopt_worker_id(SharedState& state);
 // A new lease where the lease file is damaged, or snowflake.epoch or

@@ -9,6 +9,7 @@ extern "C" {
 #include "storage/ipc.h"
 }
 
+#include <algorithm>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -46,9 +47,9 @@ LeaseFile read_lease(const char* path, Lease& lease) {
 // volume, where both roots are inode 2) is another directory, on this host or
 // another; the same directory keeps them across restarts, reboots and
 // remounts. A block-level clone of the volume keeps them too (docs/operations.md).
+// The host name is snowflake.host_name's, or the kernel's (server_host_name()).
 void own_directory(std::uint64_t& host, std::uint64_t& inode) {
-    char name[256] = {};
-    (void)gethostname(name, sizeof name - 1);
+    const char* name = server_host_name();
     struct statx st {};
     const bool known = statx(AT_FDCWD, ".", 0, STATX_INO | STATX_BTIME, &st) == 0;
     inode = known ? st.stx_ino : 0;
@@ -67,14 +68,20 @@ void own_directory(std::uint64_t& host, std::uint64_t& inode) {
     host = static_cast<std::uint64_t>(crc32c(name, strlen(name))) | static_cast<std::uint64_t>(where) << 32;
 }
 
-// Whether a lease file was written by this data directory. A file written
-// before the volume was recorded (by 1.0) has 0 in the high bits of its host:
-// its host name and inode decide, until this server writes the lease again.
-bool written_here(const Lease& lease) {
+// Whether a lease file was written by this data directory, by it under
+// another host name (its volume, birth time and inode the same: moved, or a
+// block clone on a host of another name), or elsewhere. A file written before
+// the volume was recorded (by 1.0) has 0 in the high bits of its host: its
+// host name and inode decide, until this server writes the lease again.
+enum class Writer { Here, OtherHostName, Elsewhere };
+Writer writer_of(const Lease& lease) {
     std::uint64_t host, inode;
     own_directory(host, inode);
     if ((lease.directory_host >> 32) == 0) host &= 0xFFFFFFFFu;
-    return lease.directory_host == host && lease.directory_inode == inode;
+    if (lease.directory_host == host && lease.directory_inode == inode) return Writer::Here;
+    const bool same_place = (lease.directory_host >> 32) != 0 && (lease.directory_host >> 32) == (host >> 32) &&
+                            lease.directory_inode == inode;
+    return same_place ? Writer::OtherHostName : Writer::Elsewhere;
 }
 
 // The lease file is one block of kLeaseBlock bytes, the text then NULs, so
@@ -164,11 +171,39 @@ void mark_old_when_dumped(ParseState* parse, Query* query, JumbleStateArg jumble
     marked_away = true;
 }
 
-// The lease's text stamped with this data directory, padded with NULs to a block.
+// The host name recorded beside its hash, for the messages that name it:
+// what a lease can hold of it (characters it cannot, '?').
+void record_host_name(Lease& lease) {
+    const char* name = server_host_name();
+    std::size_t i = 0;
+    for (; i < kHostNameMax && name[i] != '\0'; ++i)
+        lease.host_name[i] = name[i] > ' ' && name[i] <= '~' ? name[i] : '?';
+    lease.host_name[i] = '\0';
+}
+
+// The lease's text stamped with this data directory, padded with NULs to a
+// block. A moved directory (fence.hpp, F13) keeps the identity its lease
+// records, without the fence of this start, while the worker id it names is
+// in effect; a lease under another worker id ends the move.
 void stamp(const Lease& lease, char (&block)[kLeaseBlock]) {
     std::memset(block, 0, sizeof block);
     Lease stamped = lease;  // written by this data directory
-    own_directory(stamped.directory_host, stamped.directory_inode);
+    SharedState* state = shared_state();
+    const std::uint32_t moved = state != nullptr ? state->moved_worker.load() : kNoWorker;
+    if (moved != kNoWorker && lease.worker_id == moved) {
+        stamped.directory_host = state->moved_from.directory_host;
+        stamped.directory_inode = state->moved_from.directory_inode;
+        stamped.host_name = state->moved_from.host_name;
+        if (state->moved_fence) {
+            const auto end = std::remove(stamped.fenced.begin(), stamped.fenced.begin() + stamped.fenced_count, moved);
+            stamped.fenced_count = static_cast<std::uint32_t>(end - stamped.fenced.begin());
+            std::fill(end, stamped.fenced.end(), 0u);
+        }
+    } else {
+        if (moved != kNoWorker) state->moved_worker.store(kNoWorker);
+        own_directory(stamped.directory_host, stamped.directory_inode);
+        record_host_name(stamped);
+    }
     (void)format_lease(stamped, block);
 }
 
@@ -281,7 +316,10 @@ bool load_lease(SharedState& state, Lease& lease) {
         fence(state.generator, lease.fenced[i], true);
     for (std::uint32_t i = 0; fence_file == LeaseFile::Ok && !registry_mode() && i < kept.fenced_count; ++i)
         fence(state.generator, kept.fenced[i], true);
-    state.lease_elsewhere = exists && !written_here(lease);
+    const Writer writer = exists ? writer_of(lease) : Writer::Here;
+    state.lease_elsewhere = writer != Writer::Here;
+    state.moved_worker = kNoWorker;
+    if (writer == Writer::OtherHostName) state.moved_from = lease;  // fence_if_copy decides
     if (exists) state.lease_worker_id = lease.worker_id;
     struct stat st;
     if (!IsBinaryUpgrade && stat(kUpgradedPath, &st) == 0) carry_upgraded_lease(state, lease, exists);

@@ -57,6 +57,7 @@ void startup_shared_memory() {
         ConditionVariableInit(&shared->lease_written);
         shared->registry.previous = kNoWorker;
         shared->lease_worker_id = kNoWorker;
+        shared->moved_worker = kNoWorker;
         shared->registry.worker_id = kNoWorker;
         SpinLockInit(&shared->registry.lock);
         Lease lease{};

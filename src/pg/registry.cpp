@@ -168,13 +168,12 @@ void publish(SharedState& state, std::uint32_t worker_id, std::int64_t fencing_e
     apply_pending(state);
 }
 
-// This server, as the registry's view shows it: host:port and data directory.
+// This server, as the registry's view shows it: host:port and data directory
+// (the host as snowflake.host_name names it).
 const char* holder_name() {
     static char name[512];
     if (name[0] == '\0') {
-        char host[256] = {};
-        (void)gethostname(host, sizeof host - 1);
-        snprintf(name, sizeof name, "%s:%d %s", host, PostPortNumber, DataDir);
+        snprintf(name, sizeof name, "%s:%d %s", server_host_name(), PostPortNumber, DataDir);
     }
     return name;
 }

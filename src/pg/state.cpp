@@ -14,6 +14,7 @@ extern "C" {
 
 #include <cerrno>
 #include <csignal>
+#include <unistd.h>
 
 namespace snowflake::pg {
 
@@ -22,6 +23,7 @@ int max_lead_setting = 1000;
 int lease_span_setting = 2000;
 char* epoch_setting = nullptr;
 char* layout_setting = nullptr;
+char* host_name_setting = nullptr;
 char* registry_setting = nullptr;
 
 bool registry_mode() { return registry_setting != nullptr && registry_setting[0] != '\0'; }
@@ -110,6 +112,14 @@ void refuse_bad_setting_at_start(const char* name, const char* value) {
 
 namespace {
 
+// snowflake.host_name: empty, or a name a lease can record.
+bool check_host_name(char** value, void**, GucSource) {
+    if (**value == '\0' || recordable_host_name(*value)) return true;
+    GUC_check_errdetail("A host name is 1 to %zu printable ASCII characters but space (empty: the kernel's).",
+                        kHostNameMax);
+    return false;
+}
+
 // A worker id is an identity, not a quantity: PostgreSQL would round 1.5 to 2
 // for an integer setting. At start the configured text must be a whole number.
 void refuse_fractional_worker_id_at_start(const char* value) {
@@ -143,6 +153,7 @@ void define_settings() {
     char* max_lead = configured_value("snowflake.max_lead");
     char* lease_span = configured_value("snowflake.lease_span");
     char* layout = configured_value("snowflake.layout");
+    char* host_name = configured_value("snowflake.host_name");
 
     DefineCustomStringVariable(
         "snowflake.epoch", "Sets the instant ids count milliseconds from (UTC).",
@@ -175,6 +186,13 @@ void define_settings() {
         "Larger: fewer lease writes; smaller: a smaller jump of ids after a crash.",
         &lease_span_setting, 2000, 100, 600000, PGC_SIGHUP, GUC_UNIT_MS, nullptr, nullptr,
         nullptr);
+    DefineCustomStringVariable(
+        "snowflake.host_name", "Sets the host name in this data directory's identity and the registry's holder name.",
+        "Empty: the kernel's host name. A name that stays where host names do not (a container "
+        "recreated, a pod rescheduled, a disk failed over): docs/containers.md.",
+        &host_name_setting, "", process_shared_preload_libraries_in_progress ? PGC_POSTMASTER : PGC_SIGHUP, 0,
+        SNOWFLAKE_CALLBACK(check_host_name, ERROR), nullptr, nullptr);
+    refuse_bad_setting_at_start("snowflake.host_name", host_name);
     refuse_fractional_worker_id_at_start(worker_id);
     refuse_bad_setting_at_start("snowflake.worker_id", worker_id);
     refuse_bad_setting_at_start("snowflake.max_lead", max_lead);
@@ -182,6 +200,13 @@ void define_settings() {
 }
 
 std::int64_t epoch_unix_ms() { return parsed_epoch_unix_ms; }
+
+const char* server_host_name() {
+    static char kernel[kHostNameMax + 1];
+    if (host_name_setting != nullptr && host_name_setting[0] != '\0') return host_name_setting;
+    if (kernel[0] == '\0') (void)gethostname(kernel, sizeof kernel - 1);
+    return kernel;
+}
 const Layout& node_layout() { return parsed_layout; }
 
 SharedState* shared_state() { return shared; }

@@ -36,8 +36,9 @@ sub snowflake_node
 	return $node;
 }
 
-# The lease file of a node as a hash { epoch_unix_ms, lease_ms, clock_ms,
-# worker_id, fenced (a list), directory_host, directory_inode, layout, crc32c, text },
+# The lease file of a node as a hash { version, epoch_unix_ms, lease_ms, clock_ms,
+# worker_id, fenced (a list), directory_host, directory_inode, layout,
+# host_name (version 6; undef in 1.0's version 5), crc32c, text },
 # undef when there is none; dies when it is not in the form the extension
 # writes (the checksum is the extension's to check).
 sub read_lease
@@ -48,20 +49,23 @@ sub read_lease
 	my $text = slurp_file($path);
 	# one 512-byte block: the text, then NULs (overwritten in place)
 	length($text) == 512
-	  && $text =~ /\A(snowflake\ lease\ 5\nepoch_unix_ms\ (\d+)\nlease_ms\ (\d+)\nclock_ms\ (\d+)\n
+	  && $text =~ /\A(snowflake\ lease\ ([56])\nepoch_unix_ms\ (\d+)\nlease_ms\ (\d+)\nclock_ms\ (\d+)\n
 	               worker_id\ (\d+|none)\nfenced\ (none|\d+(?:\ \d+)*)\ndirectory\ (\d+)\ (\d+)\n
-	               layout\ ([a-z0-9= ]+)\ncrc32c\ ([0-9a-f]{8})\n)\0+\z/x
+	               layout\ ([a-z0-9= ]+)\n(?:host_name\ ([!-~]{1,64})\n)?crc32c\ ([0-9a-f]{8})\n)\0+\z/x
+	  && ($2 == 6) == defined $11
 	  or die "unexpected lease file contents: \"$text\"";
 	return {
-		epoch_unix_ms   => $2,
-		lease_ms        => $3,
-		clock_ms        => $4,
-		worker_id       => $5,
-		fenced          => [ $6 eq 'none' ? () : split / /, $6 ],
-		directory_host  => $7,
-		directory_inode => $8,
-		layout          => $9,
-		crc32c          => $10,
+		version         => $2,
+		epoch_unix_ms   => $3,
+		lease_ms        => $4,
+		clock_ms        => $5,
+		worker_id       => $6,
+		fenced          => [ $7 eq 'none' ? () : split / /, $7 ],
+		directory_host  => $8,
+		directory_inode => $9,
+		layout          => $10,
+		host_name       => $11,
+		crc32c          => $12,
 		text            => $1
 	};
 }

@@ -268,13 +268,54 @@ TEST(LeaseText, ReadsOnlyTheReleasedVersion) {
                         "worker_id 7\n"));
     EXPECT_FALSE(parses("snowflake lease 1\nepoch_unix_ms 1704067200000\nlease_ms 1234\n"));
     const std::string good = formatted(Lease{kDefaultEpoch, 5, 4, 3, 2049, 1});
-    for (const char version : {'4', '6'}) {
+    for (const char version : {'4', '6', '7'}) {  // (6: without its host name line)
         std::string other = good.substr(0, good.find("crc32c"));
         other[16] = version;
         char crc[32];
         std::snprintf(crc, sizeof crc, "crc32c %08x\n", crc32c(other.data(), other.size()));
         EXPECT_FALSE(parses(other + crc)) << version;  // a valid checksum, another version
     }
+}
+
+// Version 6 (1.1) records the host name after the layout; 5 (1.0) has none,
+// and is written so when no name is known.
+Lease named(const char* host_name, Lease lease = Lease{kDefaultEpoch, 42, 40, 61, 2049, 131077, 2, {7, 41}}) {
+    std::snprintf(lease.host_name.data(), lease.host_name.size(), "%s", host_name);
+    return lease;
+}
+
+TEST(LeaseText, Version6RecordsTheHostName) {
+    const std::string body =
+        "snowflake lease 6\nepoch_unix_ms 1704067200000\nlease_ms 42\nclock_ms 40\nworker_id 61\n"
+        "fenced 7 41\ndirectory 2049 131077\nlayout time=41 worker=10 sequence=12\nhost_name db-0.example\n";
+    char crc[32];
+    std::snprintf(crc, sizeof crc, "crc32c %08x\n", crc32c(body.data(), body.size()));
+    EXPECT_EQ(formatted(named("db-0.example")), body + crc);
+    const std::string longest(kHostNameMax, 'h');
+    Lease parsed{};
+    ASSERT_TRUE(parses(formatted(named(longest.c_str())), &parsed));
+    EXPECT_EQ(parsed, named(longest.c_str()));
+    // the longest text of all fits
+    Lease widest = named(longest.c_str(), Lease{-1, UINT64_MAX, UINT64_MAX, UINT32_MAX - 1, UINT64_MAX, UINT64_MAX});
+    widest.fenced_count = kMaxFenced;
+    widest.fenced.fill(UINT32_MAX - 1);
+    char buf[kLeaseTextMax];
+    EXPECT_GT(format_lease(widest, buf), 0u);
+}
+
+TEST(LeaseText, Version6RefusesAHostNameItCannotHold) {
+    const std::string good = formatted(named("db-0"));
+    const std::string body = good.substr(0, good.find("host_name "));
+    for (const std::string& name : {std::string(""), std::string("db 0"), std::string(kHostNameMax + 1, 'h'),
+                                    std::string("db\x7f"), std::string("d\xc3\xa9")}) {
+        const std::string text = body + "host_name " + name + "\n";
+        char crc[32];
+        std::snprintf(crc, sizeof crc, "crc32c %08x\n", crc32c(text.data(), text.size()));
+        EXPECT_FALSE(parses(text + crc)) << name;
+    }
+    EXPECT_TRUE(recordable_host_name("db-0"));
+    EXPECT_FALSE(recordable_host_name(""));
+    EXPECT_FALSE(recordable_host_name("a b"));
 }
 
 class LeaseRoundTrip : public testing::TestWithParam<Lease> {};

@@ -44,8 +44,8 @@
         on[d] = 0; ghost() }
 
 /* ---- the operator ---- */
-    :: atomic { ex[d] && nren < 2 && cpd != d && RELOAD_OK(d) && conf[d] != 1 && FREE(d, 1) -> printf("ACT renumber to 1 %d\n", d); conf[d] = 1; nren++; ghost() }
-    :: atomic { ex[d] && nren < 2 && cpd != d && RELOAD_OK(d) && conf[d] != 2 && FREE(d, 2) -> printf("ACT renumber to 2 %d\n", d); conf[d] = 2; nren++; ghost() }
+    :: atomic { ex[d] && nren < NREN && cpd != d && RELOAD_OK(d) && conf[d] != 1 && FREE(d, 1) -> printf("ACT renumber to 1 %d\n", d); conf[d] = 1; nren++; ghost() }
+    :: atomic { ex[d] && nren < NREN && cpd != d && RELOAD_OK(d) && conf[d] != 2 && FREE(d, 2) -> printf("ACT renumber to 2 %d\n", d); conf[d] = 2; nren++; ghost() }
     :: atomic { on[d] && guc[d] != conf[d] && RELOAD_OK(d) -> printf("ACT reload %d\n", d);
         /* a reload; the lease writer applies the worker id (apply_worker_id) */
         guc[d] = conf[d];
@@ -60,7 +60,21 @@
                 FREE(d, weff[d]) -> printf("ACT adopt_worker_id %d\n", d);
         /* snowflake_adopt_worker_id(), the source gone for good */
         fen[d] = fen[d] & ~BIT(weff[d]); decided[d] = decided[d] & ~BIT(weff[d]);
+        mvw[d] = 0; mvt[d] = 0;     /* adopted under this host name: the move ends (F13) */
         write_lease(d, weff[d]); write_fence(d, weff[d]); ghost() }
+#ifdef MOVES
+    :: atomic { d == 0 && ex[d] && !on[d] && nmov < 2 && cpd != d && IDN_FREE(IDENT(1 - HOST(idn[d]), 0, 0, 0) + REST(idn[d]), d) ->
+        printf("ACT moved to a host of another name %d\n", d);
+        /* the same directory under a new host name: a container recreated, a pod
+         * rescheduled, a disk failed over (no other directory has that identity:
+         * else the listed undetectable pair of block clones under one name) */
+        idn[d] = IDENT(1 - HOST(idn[d]), 0, 0, 0) + REST(idn[d]); nmov++; ghost() }
+    :: atomic { d == 0 && ex[d] && !on[d] && nmov < 2 && lf[d] == OK && lid[d] != idn[d] && REST(lid[d]) == REST(idn[d]) &&
+                IDN_FREE(lid[d], d) -> printf("ACT host_name set to the lease's %d\n", d);
+        /* snowflake.host_name set to the name the lease records, as the refusal
+         * says, the directory of that name gone (A3) */
+        idn[d] = lid[d]; nmov++; ghost() }
+#endif
     :: atomic { d != 0 && ex[d] && !on[d] && (cpd == NONE || cps != d) && !IS_SUCC(d) -> printf("ACT gone for good %d\n", d);
         /* the directory gone for good */
         ex[d] = 0; ghost() }
@@ -150,12 +164,18 @@
         fi;
 #endif
         new_directory(d, ht); ghost() }
-    :: atomic { ex[d] && ncop < D - 1 && cpd == NONE && SETTLED(d) && HAS_LEASE(d) -> printf("ACT clone on other host of %d\n", d);
-        /* a block-level clone of the volume, of a running or a stopped server, on a host of another name */
+    :: atomic { ex[d] && ncop < D - 1 && cpd == NONE && SETTLED(d) && HAS_LEASE(d) &&
+                (UNDET_CLONE_ON || IDENT(1 - HOST(idn[d]), 0, 0, 0) + REST(idn[d]) != lid[d]) -> printf("ACT clone on other host of %d\n", d);
+        /* a block-level clone of the volume, of a running or a stopped server, on a host of another name
+         * (under the name its lease still records, after a move: the listed undetectable pair) */
         ht = ncop + 1;
         copy_lease_files(d, ht); copy_wal_conf(d, ht); copy_signals(d, ht);
         new_directory(d, ht);
-        idn[ht] = IDENT(1 - HOST(idn[d]), 0, 0, 0) + REST(idn[d]); ghost() }
+        idn[ht] = IDENT(1 - HOST(idn[d]), 0, 0, 0) + REST(idn[d]);
+        if
+        :: idn[ht] == lid[d] -> mark_same(ht, d)
+        :: else
+        fi; ghost() }
     :: atomic { UNDET_CLONE_ON && ex[d] && ncop < D - 1 && cpd == NONE && SETTLED(d) && HAS_LEASE(d) -> printf("ACT clone same host of %d\n", d);
         /* a block-level clone mounted on the same host, or a host of the same name */
         ht = ncop + 1;

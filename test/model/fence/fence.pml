@@ -11,7 +11,7 @@
  * (bit w), bit 0 unused.
  *
  * Compile-time switches:
- *   NO_F1 .. NO_F12   remove that rule (mutation)
+ *   NO_F1 .. NO_F13   remove that rule (mutation)
  *   STRICT            the invariant holds for every pair of directories, also
  *                     the pairs the environment cannot tell apart
  *   KNOWN_47          pg_basebackup may be taken while a worker-id change of
@@ -42,12 +42,19 @@
  *   UNDET_OFFLINE     a stopped source renumbered, copied before its next start
  *                     (or after a start stopped before its end of recovery)
  *   UNDET_RMDIR       a copy made without pg_snowflake/ (removed as a whole)
+ *   MOVES             a directory moved to a host of another name, and its
+ *                     snowflake.host_name set to the name its lease records
+ *                     (F13; the block clone on a host of another name, in
+ *                     every run, takes F13's other path)
  */
 
 #ifndef D
 #define D 3
 #endif
 #define DMAX 3
+#ifndef NREN
+#define NREN 2
+#endif
 #ifndef NFAIL
 #define NFAIL 1
 #endif
@@ -66,6 +73,13 @@
 #define REST(x) ((x) % 64)
 
 
+/* a lease written by this directory's volume, directory and birth time under
+ * another host name (F13) */
+#define MOVED(d) (L_ex && L_id != idn[d] && REST(L_id) == REST(idn[d]))
+/* no other existing directory has identity x */
+#define IDN_FREE(x, d) ((0 == (d) || !ex[0] || idn[0] != (x)) && (1 == (d) || !ex[1] || idn[1] != (x)) && \
+                        (2 == (d) || !ex[2] || idn[2] != (x)))
+
 /* ---- the directories' files ---- */
 bit  ex[DMAX];                 /* exists, not gone for good */
 byte idn[DMAX];                /* its identity (datadir: own_directory) */
@@ -76,6 +90,8 @@ byte wrw[DMAX], wrf[DMAX], wlast[DMAX];        /* lease records past the last ch
 bit  bl[DMAX], rs[DMAX], ss[DMAX], tgt[DMAX];     /* backup_label (or pg_control's backup end), recovery.signal, standby.signal, a recovery target */
 byte up[DMAX];                 /* a standby's primary */
 byte conf[DMAX];               /* snowflake.worker_id in postgresql(.auto).conf */
+/* (snowflake.host_name is the identity's host name: a directory moved to a
+ * host of another name, or set to the name its lease records, changes idn) */
 byte guc[DMAX];                /* as the server last loaded it */
 bit  demoted[DMAX];            /* an old primary after a failover */
 byte succ[DMAX];               /* the standby promoted in its place */
@@ -84,16 +100,22 @@ byte succ[DMAX];               /* the standby promoted in its place */
 bit  on[DMAX], inrec[DMAX], wst[DMAX], replayed[DMAX], issrun[DMAX];
 bit  restore[DMAX], elsewhere[DMAX], blocked[DMAX];
 byte weff[DMAX], fen[DMAX], lwid[DMAX];
+/* F13: the worker id a lease written under another host name named (the
+ * directory moved, or a block clone), its identity, and whether its fence is
+ * this start's only (kept out of the lease file, stamped with that identity,
+ * while the worker id in effect is that one) */
+byte mvw[DMAX], mvid[DMAX];
+bit  mvt[DMAX];
 
 /* ---- ghosts ---- */
 byte issued[W + 1];         /* directories that issued under each worker id */
 byte decided[DMAX];            /* the fence each directory decided */
 byte same[DMAX];               /* directories the environment cannot tell from it */
-byte ncop, nren, ndmg, nfail;
+byte ncop, nren, ndmg, nfail, nmov;
 byte cpd = NONE, cps, cpfirst;   /* a file copy of a running server in progress */
 
 /* scratch, 0 between actions */
-byte hi, he, ht, hs, hw, hm, L_ex, L_w, L_fen, L_id, source, grew;
+byte hi, he, ht, hs, hw, hm, L_ex, L_w, L_fen, L_id, source, grew, sf, si;
 
 /* a streaming standby as the code tells it (streaming_standby, F4) */
 #define STREAMING(d) (ss[d] && (!tgt[d] ALT_F4))
@@ -112,24 +134,48 @@ inline ghost() {
     :: hi < D ->
         if
         :: on[hi] ->
-            /* I2: a fence decided is never cleared (but by adoption) */
+            /* I2: a fence decided is never cleared (but by adoption); a moved
+             * directory's fence of this start only (F13) is not decided */
             assert((decided[hi] & ~fen[hi]) == 0);
-            decided[hi] = decided[hi] | fen[hi]
+            if
+            :: mvt[hi] -> decided[hi] = decided[hi] | (fen[hi] & ~BIT(mvw[hi]))
+            :: else -> decided[hi] = decided[hi] | fen[hi]
+            fi
         :: else
         fi;
         hi++
     :: else -> break
     od;
-    hi = 0; he = 0; ht = 0; hs = 0; hw = 0; hm = 0; L_ex = 0; L_w = 0; L_fen = 0; L_id = 0; source = 0; grew = 0
+    hi = 0; he = 0; ht = 0; hs = 0; hw = 0; hm = 0; L_ex = 0; L_w = 0; L_fen = 0; L_id = 0; source = 0; grew = 0; sf = 0; si = 0
+}
+
+/* the lease's identity and fence as stamp() (lease_file.cpp) writes them:
+ * this directory's, but while a moved directory's worker id is in effect its
+ * lease's, without the fence this start added (F13); a lease written under
+ * another worker id ends the move (its fence is kept from then on) */
+inline stamp(d, worker) {
+#ifndef NO_F13
+    if
+    :: mvw[d] != 0 && worker == mvw[d] ->
+        si = mvid[d]; sf = fen[d];
+        if
+        :: mvt[d] -> sf = sf & ~BIT(mvw[d])
+        :: else
+        fi
+    :: else -> si = idn[d]; sf = fen[d]; mvw[d] = 0; mvt[d] = 0
+    fi
+#else
+    si = idn[d]; sf = fen[d]
+#endif
 }
 
 /* write_lease: the lease file stamped with this directory */
 inline write_lease(d, worker) {
-    lf[d] = OK; lw[d] = worker; lfen[d] = fen[d]; lid[d] = idn[d]
+    stamp(d, worker); lf[d] = OK; lw[d] = worker; lfen[d] = sf; lid[d] = si
 }
 /* write_fence_copy */
 inline write_fence(d, worker) {
-    ff[d] = OK; fw[d] = worker; ffen[d] = fen[d]; fid[d] = idn[d]
+    stamp(d, worker); ff[d] = OK; fw[d] = worker; ffen[d] = sf; fid[d] = si
 }
 /* log_lease: a lease record in the WAL */
 inline log_lease(d) {
@@ -159,6 +205,7 @@ inline writer_starts(d) {
 inline start(d) {
     on[d] = 1; wst[d] = 0; issrun[d] = 0; replayed[d] = 0;
     blocked[d] = 0; restore[d] = 0; elsewhere[d] = 0; fen[d] = 0; lwid[d] = 0;
+    mvw[d] = 0; mvid[d] = 0; mvt[d] = 0;
     guc[d] = conf[d]; weff[d] = conf[d];
     /* load_lease: the fence's copy stands in for a missing lease file (F10) */
     L_ex = 0;
@@ -183,6 +230,10 @@ inline start(d) {
 #ifndef NO_F2
     elsewhere[d] = L_ex && L_id != idn[d];      /* written_here (F2) */
 #endif
+#ifdef NO_F13
+    /* (mutation) a lease that differs only by its host name taken as this directory's */
+    elsewhere[d] = elsewhere[d] && !MOVED(d);
+#endif
     /* fence_if_copy: restores() (F3), streaming_standby() (F4) */
 #ifndef NO_F3
     restore[d] = !STREAMING(d) && (bl[d] || rs[d] || ss[d]);
@@ -202,6 +253,15 @@ inline start(d) {
         fi;
 #endif
         if
+        :: !restore[d] && MOVED(d) ->
+            /* F13 (moved): the worker id refused at this start, kept out of the files */
+            if
+            :: source != 0 && (fen[d] & BIT(source)) == 0 -> fen[d] = fen[d] | BIT(source); mvt[d] = 1
+            :: else
+            fi;
+            mvw[d] = source; mvid[d] = L_id
+        :: else ->
+        if
         :: source != 0 -> fen[d] = fen[d] | BIT(source)
         :: else
         fi;
@@ -220,6 +280,7 @@ inline start(d) {
 #ifndef NO_F7
         restore[d] = 1
 #endif
+        fi
     :: else
     fi;
     /* recovery: from a backup, the archive, as a standby, or after a crash */

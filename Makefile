@@ -91,6 +91,39 @@ dist:
 	git archive --format=tar.gz --prefix=snowflake-$(DIST_VERSION)/ -o snowflake-$(DIST_VERSION).tar.gz HEAD
 	@echo "snowflake-$(DIST_VERSION).tar.gz"
 
+# The extension's files as an image volume holds them for CloudNativePG
+# (PostgreSQL 18+, docs/image-volume.md): IMAGE_VOLUME/lib/snowflake.so and
+# IMAGE_VOLUME/share/extension/ (the control file and every SQL script), loaded
+# from outside the installation with extension_control_path = '$system:DIR/share',
+# dynamic_library_path = '$libdir:DIR/lib' and shared_preload_libraries = 'snowflake'.
+IMAGE_VOLUME = build/image-volume
+image-volume: all
+	rm -f '$(IMAGE_VOLUME)/lib/$(shlib)' '$(IMAGE_VOLUME)'/share/extension/$(EXTENSION).control '$(IMAGE_VOLUME)'/share/extension/$(EXTENSION)--*.sql
+	$(MKDIR_P) '$(IMAGE_VOLUME)/lib' '$(IMAGE_VOLUME)/share/extension'
+	$(INSTALL_SHLIB) $(shlib) '$(IMAGE_VOLUME)/lib/'
+	$(INSTALL_DATA) $(EXTENSION).control $(DATA) '$(IMAGE_VOLUME)/share/extension/'
+
+# An OCI image of those files at its root (one layer, no operating system), in
+# the OCI image layout OCI_LAYOUT under the tag OCI_TAG, built without a
+# container daemon by umoci (Debian package umoci); push it with any OCI tool,
+# e.g. skopeo copy oci:build/oci:TAG docker://REGISTRY/snowflake:TAG
+OCI_LAYOUT = build/oci
+OCI_TAG = $(DIST_VERSION)-pg$(MAJORVERSION)
+image-oci: image-volume
+	[ -f '$(OCI_LAYOUT)/oci-layout' ] || umoci init --layout '$(OCI_LAYOUT)'
+	umoci new --image '$(OCI_LAYOUT):$(OCI_TAG)'
+	bundle=$$(mktemp -d) && rmdir "$$bundle" && \
+	umoci unpack --rootless --image '$(OCI_LAYOUT):$(OCI_TAG)' "$$bundle" && \
+	cp -R -p '$(IMAGE_VOLUME)/lib' '$(IMAGE_VOLUME)/share' "$$bundle/rootfs/" && \
+	umoci repack --image '$(OCI_LAYOUT):$(OCI_TAG)' --history.created_by 'make image-oci' "$$bundle"; \
+	status=$$?; rm -rf "$$bundle"; exit $$status
+	umoci config --image '$(OCI_LAYOUT):$(OCI_TAG)' --no-history \
+	    --manifest.annotation org.opencontainers.image.title=snowflake \
+	    --manifest.annotation org.opencontainers.image.version=$(DIST_VERSION) \
+	    --manifest.annotation org.opencontainers.image.description='snowflake $(DIST_VERSION) for PostgreSQL $(MAJORVERSION): lib/ and share/extension/ for extension_control_path and dynamic_library_path'
+	umoci gc --layout '$(OCI_LAYOUT)'
+	@echo "$(OCI_LAYOUT):$(OCI_TAG)"
+
 # The house rules of src/pg: the one boundary, and no two files needing each
 # other; then test/house on trees that each break a rule (test/house-fixtures).
 check-house: $(OBJS)
@@ -128,5 +161,5 @@ check-chaos:
 	if [ -n "$$failed" ]; then echo "check-chaos: $$n seeds of $(CHAOS_SECONDS) s, $$ids ids; seeds with violations or failures:$$failed"; exit 1; fi; \
 	echo "check-chaos: $$n seeds of $(CHAOS_SECONDS) s, $$ids ids, no violation"
 
-.PHONY: unit fuzz bench bench-core dist check-house check-chaos check-model
-EXTRA_CLEAN = chaos_check chaos-seeds.log chaos-seed.log $(BENCH_CORE) $(GTEST_BIN) $(GTEST_BIN)-tsan $(GTEST_BIN)-asan $(FUZZ_BINS) tmp_check results regression.diffs regression.out
+.PHONY: unit fuzz bench bench-core dist image-volume image-oci check-house check-chaos check-model
+EXTRA_CLEAN = build chaos_check chaos-seeds.log chaos-seed.log $(BENCH_CORE) $(GTEST_BIN) $(GTEST_BIN)-tsan $(GTEST_BIN)-asan $(FUZZ_BINS) tmp_check results regression.diffs regression.out

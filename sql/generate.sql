@@ -120,13 +120,13 @@ CREATE FUNCTION pg_temp.status_longer(
     OUT lead_ms bigint, OUT lease_until timestamptz, OUT clock_regressions bigint, OUT borrowed_ms bigint,
     OUT waits bigint, OUT lease_extensions bigint, OUT generating boolean, OUT writer_stalled_ms bigint,
     OUT layout text, OUT window_until timestamptz, OUT registry_reached timestamptz, OUT registry_error text,
-    OUT registry_clock_skew_ms bigint, OUT later integer)
+    OUT registry_clock_skew_ms bigint, OUT not_generating text, OUT later integer)
     AS '$libdir/snowflake', 'snowflake_status' LANGUAGE C;
 SELECT * FROM pg_temp.status_longer();
 -- the layout in force (snowflake.layout), in its canonical form
 SELECT layout, current_setting('snowflake.layout') AS setting FROM snowflake_status;
 SELECT snowflake_nextval() AS latest \gset
-SELECT worker_id, epoch, generating,
+SELECT worker_id, epoch, generating, not_generating,
        last_id >= :latest AS last_id_covers_latest,
        lead_ms >= 0 AND lead_ms <= 1000 AS lead_within_max_lead,
        lease_until >= snowflake_to_timestamp(last_id) AS lease_covers_last_id,

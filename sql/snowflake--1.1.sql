@@ -26,9 +26,9 @@ CREATE FUNCTION snowflake_status(
     OUT restart_floor timestamptz, OUT lead_ms bigint, OUT lease_until timestamptz, OUT clock_regressions bigint, OUT borrowed_ms bigint,
     OUT waits bigint, OUT lease_extensions bigint, OUT generating boolean, OUT writer_stalled_ms bigint,
     OUT layout text, OUT window_until timestamptz, OUT registry_reached timestamptz, OUT registry_error text,
-    OUT registry_clock_skew_ms bigint)
+    OUT registry_clock_skew_ms bigint, OUT not_generating text)
     AS 'MODULE_PATHNAME', 'snowflake_status' LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
-COMMENT ON FUNCTION snowflake_status() IS 'the generator''s settings, position and counters; writer_stalled_ms: how long the lease writer has not answered (NULL: it answers); layout: snowflake.layout in force; window_until, registry_reached, registry_error, registry_clock_skew_ms: under snowflake.registry, the end of the granted window of id times, the registry''s last answer, the last failure since then (or its clock out of bounds), and how far its clock was ahead of this server''s at the last exchange';
+COMMENT ON FUNCTION snowflake_status() IS 'the generator''s settings, position and counters; writer_stalled_ms: how long the lease writer has not answered (NULL: it answers); layout: snowflake.layout in force; window_until, registry_reached, registry_error, registry_clock_skew_ms: under snowflake.registry, the end of the granted window of id times, the registry''s last answer, the last failure since then (or its clock out of bounds), and how far its clock was ahead of this server''s at the last exchange; not_generating: why this server issues no id (NULL while it generates)';
 
 CREATE VIEW snowflake_status AS SELECT * FROM snowflake_status();
 COMMENT ON VIEW snowflake_status IS 'the generator''s settings, position and counters';

@@ -226,6 +226,51 @@ SNOWFLAKE_FUNCTION(snowflake_nextvals) {
 
 // Only what is known: last_id and lead_ms are NULL until an id is issued
 // after start; restart_floor is the mark that ids before the start are under.
+namespace {
+
+// Why a node does not generate, in a line (snowflake_status.not_generating),
+// what the refusal's error says at length; nullptr while it generates.
+const char* not_generating(const SharedState& state, std::uint32_t worker_id, bool in_window) {
+    switch (state.blocked.load()) {
+        case Blocked::No:
+            break;
+        case Blocked::EpochChanged:
+        case Blocked::LayoutChanged:
+            return "the lease was taken under another snowflake.epoch or snowflake.layout: set it back, or run "
+                   "snowflake_repair_lease() to start a new id space";
+        case Blocked::LeaseUnreadable:
+        case Blocked::LeaseCorrupt:
+            return "the lease file is damaged: run snowflake_repair_lease()";
+        case Blocked::LeaseNotCarried:
+            return "pg_upgrade made this data directory without the old one's lease: copy pg_snowflake/lease in";
+        case Blocked::UpgradedAway:
+            return "pg_upgrade upgraded this data directory: the new one issues the ids";
+    }
+    if (RecoveryInProgress()) return "in recovery: a standby issues no ids until it is promoted";
+    char error[sizeof state.registry.error];
+    if (registry_mode()) registry_error(state.registry, error);
+    if (worker_id == kNoWorker)
+        return !registry_mode() ? "no worker id: snowflake.worker_id is not set"
+                                : psprintf("no worker id granted by the registry yet%s%s", error[0] != '\0' ? ": " : "",
+                                           error);
+    if (is_fenced(state.generator, worker_id)) {
+        if (state.moved_worker.load() == worker_id)
+            return psprintf("fenced: the host name changed from %s to \"%s\"; worker id %u is refused until "
+                            "snowflake.host_name or snowflake.worker_id is set",
+                            moved_from_name(state), server_host_name(), worker_id);
+        return psprintf("fenced: this data directory is a copy of another server's; worker id %u is refused until "
+                        "snowflake.worker_id is set or snowflake_adopt_worker_id() is run",
+                        worker_id);
+    }
+    if (!in_window)
+        return psprintf("the registry's window for worker id %u ended at %s%s%s", worker_id,
+                        timestamptz_to_str(timestamptz_of_unix_ms(state.registry.until_ms.load())),
+                        error[0] != '\0' ? ": " : "", error);
+    return nullptr;
+}
+
+}  // namespace
+
 SNOWFLAKE_FUNCTION(snowflake_status) {
     TupleDesc descriptor;
     if (get_call_result_type(fcinfo, nullptr, &descriptor) != TYPEFUNC_COMPOSITE)
@@ -236,7 +281,7 @@ SNOWFLAKE_FUNCTION(snowflake_status) {
     enum Column {
         WorkerId, Epoch, LastId, RestartFloor, LeadMs, LeaseUntil, ClockRegressions, BorrowedMs, Waits,
         LeaseExtensions, Generating, WriterStalledMs, LayoutText, WindowUntil, RegistryReached, RegistryError,
-        RegistryClockSkewMs, kColumns
+        RegistryClockSkewMs, NotGenerating, kColumns
     };
     if (descriptor->natts > kColumns)
         ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -257,9 +302,14 @@ SNOWFLAKE_FUNCTION(snowflake_status) {
     char layout[kLayoutTextMax];
     format_node_layout(state != nullptr ? state->layout : node_layout(), layout);
     set(LayoutText, CStringGetTextDatum(layout));
+    // the columns an older SQL definition lacks are not set
+    const auto why = [&](const char* reason) {
+        if (descriptor->natts > NotGenerating) set(NotGenerating, CStringGetTextDatum(reason));
+    };
     if (state == nullptr) {  // not preloaded: the setting is all there is
         if (const std::uint32_t configured = configured_worker_id(); configured != kNoWorker)
             set(WorkerId, Int32GetDatum(static_cast<std::int32_t>(configured)));
+        why("snowflake is not in shared_preload_libraries: this server decodes ids and issues none");
         PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(descriptor, values, nulls)));
     }
     const GeneratorState& g = state->generator;
@@ -290,6 +340,7 @@ SNOWFLAKE_FUNCTION(snowflake_status) {
                            (units_since_epoch(generator_config(), unix_now_ms(), now) && now < grant.until);
     set(Generating, BoolGetDatum(state->blocked == Blocked::No && !RecoveryInProgress() && worker_id != kNoWorker &&
                                  !is_fenced(g, worker_id) && in_window));
+    if (const char* reason = not_generating(*state, worker_id, in_window); reason != nullptr) why(reason);
     if (registry_mode()) {  // the registry's window and when it answered last
         const SharedState::Registry& registry = state->registry;
         if (const std::int64_t until = registry.until_ms.load(); until != 0 && worker_id != kNoWorker)

@@ -44,8 +44,8 @@ for my $call ('snowflake_nextval()', 'snowflake_nextvals(10)')
 		"$call on the standby: refused with SQLSTATE 25006");
 	like($stderr, qr/HINT:  .*primary/, "$call on the standby: the hint names the primary");
 }
-is($standby->safe_psql('postgres', 'SELECT generating FROM snowflake_status'),
-	'f', 'snowflake_status on the standby: not generating');
+is($standby->safe_psql('postgres', 'SELECT generating, not_generating FROM snowflake_status'),
+	'f|in recovery: a standby issues no ids until it is promoted', 'snowflake_status on the standby: not generating, and why');
 
 # Decoding works on the standby.
 is( $standby->safe_psql(

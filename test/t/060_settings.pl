@@ -132,8 +132,9 @@ like($error, qr/HINT:  .*snowflake\.epoch = '[^']+' again/,
 	'epoch changed: the hint says how to proceed');
 like(refused('SELECT count(*) FROM snowflake_nextvals(10)'),
 	qr/parameter "snowflake\.epoch" changed/, 'epoch changed: snowflake_nextvals() refuses too');
-is($node->safe_psql('postgres', 'SELECT generating FROM snowflake_status'),
-	'f', 'epoch changed: snowflake_status shows no generation');
+is($node->safe_psql('postgres', 'SELECT generating, not_generating FROM snowflake_status'),
+	'f|the lease was taken under another snowflake.epoch or snowflake.layout: set it back, or run snowflake_repair_lease() to start a new id space',
+	'epoch changed: snowflake_status shows no generation, and why');
 # Decoding under the setting would shift every id already issued: the STABLE
 # forms refuse as generation does; the forms given the epoch still work.
 for my $call ('snowflake_to_timestamp(1)', '(snowflake_decode(1)).ts',
@@ -168,8 +169,8 @@ for my $corrupt ([ 'garbage', "not a lease\n" ],
 	$node->start;
 	like(refused('SELECT snowflake_nextval()'), qr/pg_snowflake\/lease" could not be read/,
 		"$what lease file: generation refuses");
-	is($node->safe_psql('postgres', 'SELECT generating FROM snowflake_status'),
-		'f', "$what lease file: snowflake_status shows no generation");
+	is($node->safe_psql('postgres', 'SELECT generating, not_generating FROM snowflake_status'),
+		'f|the lease file is damaged: run snowflake_repair_lease()', "$what lease file: snowflake_status shows no generation, and why");
 	$node->stop;
 	is(slurp_file($lease_path), $contents, "$what lease file: left as it was");
 }

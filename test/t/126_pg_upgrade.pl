@@ -188,7 +188,8 @@ like($err, qr/HINT:  Stop the server, copy the file "pg_snowflake\/lease" of the
 	'the hint names the step');
 ok(log_count($new, qr/made by pg_upgrade without the old data directory's lease; no id is issued/) >= 1,
 	'and the log says so at start');
-is($new->safe_psql('app', 'SELECT generating FROM snowflake_status'), 'f', 'snowflake_status: cannot generate');
+is($new->safe_psql('app', 'SELECT generating, not_generating FROM snowflake_status'),
+	"f|pg_upgrade made this data directory without the old one's lease: copy pg_snowflake/lease in", 'snowflake_status: cannot generate, and why');
 
 # the catalog: a fresh install's, with no step after the upgrade
 is($new->safe_psql('app', $data_query), $data_before, 'the data came along');
@@ -268,7 +269,8 @@ like($err, qr/ERROR:  55000: this data directory was upgraded by pg_upgrade/,
 like($err, qr/HINT:  .*If the upgrade was abandoned and the upgraded cluster never issued an id, remove the file "pg_snowflake\/upgraded_away"/,
 	'the hint names the way back from an abandoned upgrade');
 ok(log_count($old, qr/this data directory was upgraded by pg_upgrade; no id is issued/) >= 1, 'and its log says so at start');
-is($old->safe_psql('app', 'SELECT generating FROM snowflake_status'), 'f', 'snowflake_status: not generating');
+is($old->safe_psql('app', 'SELECT generating, not_generating FROM snowflake_status'),
+	'f|pg_upgrade upgraded this data directory: the new one issues the ids', 'snowflake_status: not generating, and why');
 my ($from_new, $from_old, $both) = issued($new, $old);
 note "ids issued by the upgraded cluster: $from_new, by the old one: $from_old, by both: $both";
 is($from_new, 2000, 'beside it, the upgraded cluster issues ids');

@@ -62,7 +62,9 @@ like($refusal, qr/HINT:  If it is the same data directory and no copy of it runs
 	'the hint gives the one fix: the name the lease records');
 ok($node->log_contains(qr/LOG:  snowflake: the host name changed from "ctr-a1" to "ctr-b2"; ids under worker id 900 are refused/, $offset),
 	'the start-up LOG line says it');
-is($node->safe_psql('postgres', 'SELECT generating FROM snowflake_status'), 'f', 'snowflake_status: not generating');
+is($node->safe_psql('postgres', 'SELECT generating, not_generating FROM snowflake_status'),
+	'f|fenced: the host name changed from "ctr-a1" to "ctr-b2"; worker id 900 is refused until snowflake.host_name or snowflake.worker_id is set',
+	'snowflake_status: not generating, and why (both names)');
 my $lease = read_lease($node);
 is_deeply([ $lease->{host_name}, $lease->{fenced} ], [ 'ctr-a1', [] ],
 	'the lease keeps the name it records, and no fence: the refusal is this start\'s');

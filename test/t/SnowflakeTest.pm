@@ -128,8 +128,9 @@ sub copy_refused
 		"$what: refused with SQLSTATE 55000");
 	Test::More::like($stderr, qr/HINT:  .*snowflake\.worker_id.*snowflake_adopt_worker_id\(\)/s,
 		"$what: the hint gives both ways out");
-	Test::More::is($node->safe_psql('postgres', 'SELECT generating, worker_id IS NULL FROM snowflake_status'),
-		'f|t', "$what: snowflake_status says it is not generating, under no worker id");
+	Test::More::like($node->safe_psql('postgres', 'SELECT generating, worker_id IS NULL, not_generating FROM snowflake_status'),
+		qr/\Af\|t\|fenced: this data directory is a copy of another server's; worker id $worker_id is refused/,
+		"$what: snowflake_status says it is not generating, under no worker id, and why");
 	return;
 }
 

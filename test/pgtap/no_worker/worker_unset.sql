@@ -5,7 +5,7 @@ CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS snowflake;
 
 BEGIN;
-SELECT plan(26);
+SELECT plan(27);
 
 \ir ../error_of.sql
 
@@ -18,6 +18,8 @@ SELECT throws_ok('SELECT snowflake_nextval()', '55000', 'parameter "snowflake.wo
                  'snowflake_nextval() refuses: worker_id is not set');
 SELECT throws_ok('SELECT * FROM snowflake_nextvals(3)', '55000', 'parameter "snowflake.worker_id" is not set',
                  'snowflake_nextvals(3) refuses: worker_id is not set');
+SELECT is(not_generating, 'no worker id: snowflake.worker_id is not set',
+          'snowflake_status says why it does not generate') FROM snowflake_status;
 CREATE TEMP TABLE t (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), v int) ON COMMIT DROP;
 SELECT throws_ok('INSERT INTO t (v) VALUES (1)', '55000', 'parameter "snowflake.worker_id" is not set',
                  'an INSERT relying on DEFAULT snowflake_nextval() refuses');

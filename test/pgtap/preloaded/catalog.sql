@@ -73,8 +73,8 @@ SELECT has_view('snowflake_status', 'view snowflake_status exists');
 SELECT columns_are('snowflake_status',
     ARRAY['worker_id', 'epoch', 'last_id', 'restart_floor', 'lead_ms', 'lease_until', 'clock_regressions',
           'borrowed_ms', 'waits', 'lease_extensions', 'generating', 'writer_stalled_ms', 'layout',
-          'window_until', 'registry_reached', 'registry_error', 'registry_clock_skew_ms'],
-    'snowflake_status shows worker id, epoch, position, counters, layout and the registry''s grant');
+          'window_until', 'registry_reached', 'registry_error', 'registry_clock_skew_ms', 'not_generating'],
+    'snowflake_status shows worker id, epoch, position, counters, layout, the registry''s grant and why it does not generate');
 
 -- the type: 8 bytes, by value, int8's alignment, numeric category, not preferred
 SELECT has_type('snowflake', 'type snowflake exists');

@@ -13,7 +13,7 @@ CREATE EXTENSION IF NOT EXISTS snowflake;
 CREATE EXTENSION IF NOT EXISTS dblink;
 
 BEGIN;
-SELECT plan(46);
+SELECT plan(47);
 
 -- a connection string to this very server and database
 CREATE FUNCTION pg_temp.alter_system(setting text) RETURNS text LANGUAGE sql AS $$
@@ -48,6 +48,7 @@ SELECT results_eq(
     $$VALUES
       ('snowflake.epoch', 'string', 'postmaster', '', '', '', '2024-01-01 00:00:00+00',
        '2024-01-01 00:00:00+00', 'default'),
+      ('snowflake.host_name', 'string', 'postmaster', '', '', '', '', '', 'default'),
       ('snowflake.layout', 'string', 'postmaster', '', '', '', 'time=41 worker=10 sequence=12',
        'time=41 worker=10 sequence=12', 'default'),
       ('snowflake.lease_span', 'integer', 'sighup', 'ms', '100', '600000', '2000', '2000', 'default'),
@@ -60,9 +61,9 @@ SELECT results_eq(
       -- the range of every layout; the layout's own is checked (0..1023 here)
       ('snowflake.worker_id', 'integer', 'sighup', '', '-1', '65535', '-1', '7',
        'configuration file')$$,
-    'pg_settings: epoch, layout and registry are postmaster text, public_key_file reload-time text, lease_span, max_lead, the registry''s times and worker_id reload-time integers');
+    'pg_settings: epoch, host_name, layout and registry are postmaster text, public_key_file reload-time text, lease_span, max_lead, the registry''s times and worker_id reload-time integers');
 SELECT isnt((SELECT short_desc FROM pg_settings WHERE name = s), NULL, s || ' is described')
-  FROM unnest(ARRAY['snowflake.epoch', 'snowflake.layout', 'snowflake.lease_span', 'snowflake.max_lead',
+  FROM unnest(ARRAY['snowflake.epoch', 'snowflake.host_name', 'snowflake.layout', 'snowflake.lease_span', 'snowflake.max_lead',
                     'snowflake.public_key_file', 'snowflake.registry', 'snowflake.registry_max_skew',
                     'snowflake.registry_renew', 'snowflake.registry_window', 'snowflake.worker_id']) AS s;
 

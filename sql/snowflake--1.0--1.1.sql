@@ -10,6 +10,15 @@
 COMMENT ON FUNCTION snowflake_repair_integer_ops() IS
     'adds snowflake''s members to core''s integer_ops families where missing and binds them to its classes (pg_upgrade''s restore runs it); returns how many it changed';
 
+-- snowflake_adopt_worker_id(after): ids continue after a time the operator gives
+-- (refused without it while the clock is behind the lease's)
+DROP FUNCTION snowflake_adopt_worker_id();
+CREATE FUNCTION snowflake_adopt_worker_id(after timestamptz DEFAULT NULL) RETURNS integer
+    AS 'MODULE_PATHNAME', 'snowflake_adopt_worker_id' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION snowflake_adopt_worker_id(timestamptz) IS
+    'a restored copy takes over its source''s worker id, the source being gone for good; returns it; after: the time after which the source issued no id (refused without it while the clock is behind the lease''s)';
+REVOKE ALL ON FUNCTION snowflake_adopt_worker_id(timestamptz) FROM PUBLIC;
+
 -- snowflake_status: the registry's clock against this server's (appended)
 DROP VIEW snowflake_status;
 DROP FUNCTION snowflake_status();

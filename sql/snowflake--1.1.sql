@@ -40,11 +40,11 @@ GRANT SELECT ON snowflake_status TO pg_monitor;
 
 -- a restored copy of another node (base backup or PITR started as a primary)
 -- refuses its source's worker id until given its own, or until this is run
-CREATE FUNCTION snowflake_adopt_worker_id() RETURNS integer
-    AS 'MODULE_PATHNAME', 'snowflake_adopt_worker_id' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
-COMMENT ON FUNCTION snowflake_adopt_worker_id() IS
-    'a restored copy takes over its source''s worker id, the source being gone for good; returns it';
-REVOKE ALL ON FUNCTION snowflake_adopt_worker_id() FROM PUBLIC;
+CREATE FUNCTION snowflake_adopt_worker_id(after timestamptz DEFAULT NULL) RETURNS integer
+    AS 'MODULE_PATHNAME', 'snowflake_adopt_worker_id' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION snowflake_adopt_worker_id(timestamptz) IS
+    'a restored copy takes over its source''s worker id, the source being gone for good; returns it; after: the time after which the source issued no id (refused without it while the clock is behind the lease''s)';
+REVOKE ALL ON FUNCTION snowflake_adopt_worker_id(timestamptz) FROM PUBLIC;
 
 -- a damaged lease file, or a lease taken under another epoch or layout (changed
 -- on purpose): a new lease above every id this server can have issued, the

@@ -23,12 +23,17 @@ inline constexpr char kMovedDetail[] =
     "is the same data directory under a new host name (a container recreated, a pod rescheduled, a disk "
     "failed over to another host), or a block-level clone of its volume on a host of another name.";
 inline constexpr char kMovedHint[] =
-    "If it is the same data directory and no copy of it runs under %s, set \"snowflake.host_name\" to "
-    "that name in postgresql.conf and restart: under a name that stays, new host names no longer stop it "
-    "(docs/containers.md). If it is a clone, set \"snowflake.worker_id\" to a number no other node uses.";
+    "If it is a clone of the volume (a snapshot), set \"snowflake.worker_id\" to a number no other node "
+    "uses. If it is the same data directory and no copy of it runs under %s, set \"snowflake.host_name\" "
+    "to that name in postgresql.conf and restart: under a name that stays, new host names no longer stop "
+    "it (docs/containers.md).";
 const char* moved_from_name(const SharedState& state);
-// Lifts the fence on the worker id in effect; returns it, or kNoWorker.
-std::uint32_t adopt_worker_id(SharedState& state);
+// Lifts the fence on the worker id in effect; returns it, or kNoWorker. Ids
+// continue after `after_unix_ms` (0: none given; the operator's word that the
+// source issued no id later); without it, refused (ERROR) while the clock is
+// behind the latest clock reading the lease records: the source's later ids
+// may be ahead of this clock.
+std::uint32_t adopt_worker_id(SharedState& state, std::int64_t after_unix_ms);
 // A new lease where the lease file is damaged, or snowflake.epoch or
 // snowflake.layout was changed on purpose: ids continue after the clock plus
 // the lease span and max_lead, or after `above_unix_ms` if later; the fence is

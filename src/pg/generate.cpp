@@ -360,7 +360,20 @@ SNOWFLAKE_FUNCTION(snowflake_status) {
 // source used, on the operator's word that the source is gone for good.
 SNOWFLAKE_FUNCTION(snowflake_adopt_worker_id) {
     SharedState& state = generator_or_refuse();
-    const std::uint32_t adopted = adopt_worker_id(state);
+    // after: 1.1's argument (1.0's definition has none); NULL, none given
+    std::int64_t after = 0;
+    if (PG_NARGS() > 0 && !PG_ARGISNULL(0)) {
+        const TimestampTz ts = PG_GETARG_TIMESTAMPTZ(0);
+        const std::int64_t last_ms =
+            state.epoch_unix_ms + static_cast<std::int64_t>(ms_of(state, state.layout.max_time));
+        after = TIMESTAMP_NOT_FINITE(ts) ? INT64_MAX : ts / 1000 + kUnixToPostgresMs;
+        if (after > last_ms - lease_span_setting - max_lead_setting)
+            ereport(ERROR, (errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+                            errmsg("ids cannot continue after %s: it is past the last time of snowflake.layout",
+                                   timestamptz_to_str(ts))));
+        after = std::max<std::int64_t>(after, 1);  // (0: none given)
+    }
+    const std::uint32_t adopted = adopt_worker_id(state, after);
     if (adopted == kNoWorker) {
         ereport(NOTICE, (errmsg("this server has no worker id to adopt: its worker id is not "
                                 "fenced (it is not a copy's source's, or was adopted already)")));

@@ -79,8 +79,9 @@ Writer writer_of(const Lease& lease) {
     own_directory(host, inode);
     if ((lease.directory_host >> 32) == 0) host &= 0xFFFFFFFFu;
     if (lease.directory_host == host && lease.directory_inode == inode) return Writer::Here;
-    const bool same_place = (lease.directory_host >> 32) != 0 && (lease.directory_host >> 32) == (host >> 32) &&
-                            lease.directory_inode == inode;
+    // (a 1.0 lease, or a volume with neither an id read nor a birth time: the
+    // inode alone, masked above)
+    const bool same_place = (lease.directory_host >> 32) == (host >> 32) && lease.directory_inode == inode;
     return same_place ? Writer::OtherHostName : Writer::Elsewhere;
 }
 
@@ -171,22 +172,19 @@ void mark_old_when_dumped(ParseState* parse, Query* query, JumbleStateArg jumble
     marked_away = true;
 }
 
-// The host name recorded beside its hash, for the messages that name it:
-// what a lease can hold of it (characters it cannot, '?').
+// The host name recorded beside its hash, for the messages that name it.
 void record_host_name(Lease& lease) {
     const char* name = server_host_name();
-    std::size_t i = 0;
-    for (; i < kHostNameMax && name[i] != '\0'; ++i)
-        lease.host_name[i] = name[i] > ' ' && name[i] <= '~' ? name[i] : '?';
-    lease.host_name[i] = '\0';
+    std::memcpy(lease.host_name.data(), name, strlen(name) + 1);
 }
 
-// The lease's text stamped with this data directory, padded with NULs to a
-// block. A moved directory (fence.hpp, F13) keeps the identity its lease
-// records, without the fence of this start, while the worker id it names is
-// in effect; a lease under another worker id ends the move.
-void stamp(const Lease& lease, char (&block)[kLeaseBlock]) {
-    std::memset(block, 0, sizeof block);
+}  // namespace
+
+// The lease stamped with this data directory. A moved directory (fence.hpp,
+// F13) keeps the identity its lease records, without the fence of this start,
+// while the worker id it names is in effect; a lease under another worker id
+// ends the move.
+Lease as_written(const Lease& lease) {
     Lease stamped = lease;  // written by this data directory
     SharedState* state = shared_state();
     const std::uint32_t moved = state != nullptr ? state->moved_worker.load() : kNoWorker;
@@ -204,7 +202,15 @@ void stamp(const Lease& lease, char (&block)[kLeaseBlock]) {
         own_directory(stamped.directory_host, stamped.directory_inode);
         record_host_name(stamped);
     }
-    (void)format_lease(stamped, block);
+    return stamped;
+}
+
+namespace {
+
+// The lease's text as written (as_written), padded with NULs to a block.
+void stamp(const Lease& lease, char (&block)[kLeaseBlock]) {
+    std::memset(block, 0, sizeof block);
+    (void)format_lease(as_written(lease), block);
 }
 
 // Writes a block as a new file (write_durably); a failure leaves the old file

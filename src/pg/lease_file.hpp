@@ -21,6 +21,11 @@ inline constexpr char kUpgradedAwayHint[] =
 // at `elevel`, when that fails (the old file stays in place).
 bool write_lease(const Lease& lease, int elevel);
 
+// The lease as it is written (the file, the fence's copy, the WAL record):
+// stamped with this data directory, or, moved, with its lease's identity and
+// without the fence of this start (fence.hpp, F13).
+Lease as_written(const Lease& lease);
+
 // Writes the lease as the fence's copy (kFencePath), durably; false, reported
 // at `elevel`, when that fails.
 bool write_fence_copy(const Lease& lease, int elevel);

@@ -102,7 +102,7 @@ const char* lease_identify(uint8 info) {
 }  // namespace
 
 void log_lease(const Lease& lease) {
-    LeaseRecord record = lease_record(lease);
+    LeaseRecord record = lease_record(as_written(lease));
     XLogBeginInsert();
     XLogRegisterData(reinterpret_cast<char*>(&record), sizeof record);
     // Not activity: an idle node's checkpoints are still skipped and

@@ -204,7 +204,16 @@ std::int64_t epoch_unix_ms() { return parsed_epoch_unix_ms; }
 const char* server_host_name() {
     static char kernel[kHostNameMax + 1];
     if (host_name_setting != nullptr && host_name_setting[0] != '\0') return host_name_setting;
-    if (kernel[0] == '\0') (void)gethostname(kernel, sizeof kernel - 1);
+    if (kernel[0] == '\0') {
+        // as a lease can record it, and the setting can give it back: a
+        // character it cannot hold becomes '?', the name at most kHostNameMax
+        char name[256] = {};
+        (void)gethostname(name, sizeof name - 1);
+        std::size_t i = 0;
+        for (; i < kHostNameMax && name[i] != '\0'; ++i) kernel[i] = name[i] > ' ' && name[i] <= '~' ? name[i] : '?';
+        if (i == 0) kernel[i++] = '?';
+        kernel[i] = '\0';
+    }
     return kernel;
 }
 const Layout& node_layout() { return parsed_layout; }

@@ -55,7 +55,7 @@ is_deeply(catalog_of(installed($default)), $fresh, 'two fresh installs: the same
 for my $change (
 	[ 'a function\'s label', 'ALTER FUNCTION snowflake_to_base32(bigint) VOLATILE', qr/^function snowflake_to_base32\(bigint\) \|/ ],
 	[ 'a comment', "COMMENT ON FUNCTION snowflake_nextval() IS 'changed'", qr/snowflake_nextval\(\).*\| changed$/ ],
-	[ 'a privilege', 'GRANT EXECUTE ON FUNCTION snowflake_adopt_worker_id() TO PUBLIC', qr/snowflake_adopt_worker_id.*=X/ ],
+	[ 'a privilege', 'GRANT EXECUTE ON FUNCTION snowflake_adopt_worker_id(timestamptz) TO PUBLIC', qr/snowflake_adopt_worker_id.*=X/ ],
 	[ 'a member of a core operator family',
 	  'ALTER EXTENSION snowflake DROP OPERATOR CLASS snowflake_ops USING btree; DROP OPERATOR CLASS snowflake_ops USING btree',
 	  qr/^operator 1 \(bigint, snowflake\) of operator family integer_ops/ ])

@@ -58,8 +58,8 @@ like($refusal, qr/ERROR:  55000: this server's host name changed from "ctr-a1" t
 	'new host name: refused with SQLSTATE 55000, both names given');
 like($refusal, qr/DETAIL:  The volume, the data directory and its birth time are the ones the lease file was written in/,
 	'the detail says what did not change');
-like($refusal, qr/HINT:  If it is the same data directory and no copy of it runs under "ctr-a1", set "snowflake.host_name" to that name/,
-	'the hint gives the one fix: the name the lease records');
+like($refusal, qr/HINT:  If it is a clone of the volume \(a snapshot\), set "snowflake.worker_id" to a number no other node uses\. If it is the same data directory and no copy of it runs under "ctr-a1", set "snowflake.host_name" to that name/,
+	'the hint gives the fix for each: a clone its own worker id, the same directory the name the lease records');
 ok($node->log_contains(qr/LOG:  snowflake: the host name changed from "ctr-a1" to "ctr-b2"; ids under worker id 900 are refused/, $offset),
 	'the start-up LOG line says it');
 is($node->safe_psql('postgres', 'SELECT generating, not_generating FROM snowflake_status'),
@@ -72,9 +72,10 @@ kill9_and_wait($node);
 start_as_host($node, 'ctr-c3');
 like(error_of($node, 'SELECT snowflake_nextval()'), qr/changed from "ctr-a1" to "ctr-c3"/,
 	'after kill -9, under another new name: refused, the recorded name the same');
-$node->stop;
+kill9_and_wait($node);
 
-# 2. the fix the hint gives
+# 2. the fix the hint gives, the server killed before (its crash recovery
+# replays the lease records the refused starts wrote: they hold no fence)
 $node->append_conf('postgresql.conf', "snowflake.host_name = 'ctr-a1'\n");
 start_as_host($node, 'ctr-d4');
 my $next = $node->safe_psql('postgres', 'SELECT snowflake_nextval()');

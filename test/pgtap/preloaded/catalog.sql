@@ -43,13 +43,13 @@ SELECT is(p.proparallel, 's', format('%s is PARALLEL SAFE', p.oid::regprocedure)
  ORDER BY e.name, e.args;
 
 -- the adoption of a restored copy's worker id: writes a file, superusers only
-SELECT has_function('snowflake_adopt_worker_id', '{}'::name[], 'function snowflake_adopt_worker_id() exists');
-SELECT function_returns('snowflake_adopt_worker_id', '{}'::name[], 'integer');
-SELECT volatility_is('snowflake_adopt_worker_id', '{}'::name[], 'volatile');
+SELECT has_function('snowflake_adopt_worker_id', '{timestamp with time zone}'::name[], 'function snowflake_adopt_worker_id(after timestamptz) exists');
+SELECT function_returns('snowflake_adopt_worker_id', '{timestamp with time zone}'::name[], 'integer');
+SELECT volatility_is('snowflake_adopt_worker_id', '{timestamp with time zone}'::name[], 'volatile');
 SELECT is(p.proparallel, 'u', 'snowflake_adopt_worker_id() is PARALLEL UNSAFE')
-  FROM pg_proc p WHERE p.oid = 'snowflake_adopt_worker_id()'::regprocedure;
+  FROM pg_proc p WHERE p.oid = 'snowflake_adopt_worker_id(timestamptz)'::regprocedure;
 SELECT ok(NOT EXISTS (SELECT FROM pg_proc p, aclexplode(coalesce(p.proacl, acldefault('f', p.proowner))) a
-                       WHERE p.oid = 'snowflake_adopt_worker_id()'::regprocedure AND a.grantee = 0),
+                       WHERE p.oid = 'snowflake_adopt_worker_id(timestamptz)'::regprocedure AND a.grantee = 0),
           'PUBLIC may not call snowflake_adopt_worker_id()');
 
 -- the fleet check: reads a table (STABLE), a temporary one too (PARALLEL RESTRICTED)

@@ -29,7 +29,7 @@ SELECT set_eq(
        WHERE d.classid = 'pg_proc'::regclass AND d.deptype = 'e'
          AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'snowflake')
          AND NOT has_function_privilege('snowflake_plain', p.oid, 'EXECUTE')$$,
-    ARRAY['snowflake_status()'::regprocedure, 'snowflake_adopt_worker_id()'::regprocedure,
+    ARRAY['snowflake_status()'::regprocedure, 'snowflake_adopt_worker_id(timestamptz)'::regprocedure,
           'snowflake_repair_lease(timestamptz)'::regprocedure, 'snowflake_repair_integer_ops()'::regprocedure, 'snowflake_retire_public_key_id(integer)'::regprocedure,
           'snowflake_registry_life()', 'snowflake_registry_claim(text,text,integer,integer,bigint,bigint,text)',
           'snowflake_registry_renew(integer,bigint,text,bigint)',
@@ -41,7 +41,7 @@ SELECT set_eq(
     'a role without privileges may execute every function of the extension but snowflake_status(), snowflake_adopt_worker_id(), snowflake_repair_lease(), snowflake_repair_integer_ops(), snowflake_retire_public_key_id() and the registry''s (its nodes'' role and its operator''s)');
 SELECT results_eq(
     $$SELECT has_function_privilege('pg_monitor', 'snowflake_status()', 'EXECUTE'),
-             has_function_privilege('pg_monitor', 'snowflake_adopt_worker_id()', 'EXECUTE')$$,
+             has_function_privilege('pg_monitor', 'snowflake_adopt_worker_id(timestamptz)', 'EXECUTE')$$,
     $$VALUES (true, false)$$,
     'pg_monitor may execute snowflake_status(), not snowflake_adopt_worker_id()');
 SELECT results_eq(

@@ -92,7 +92,8 @@ command_ok([ 'pg_dump', '--schema-only', '-f', $schema, '-d', $blue->connstr('po
 command_ok([ $green->installed_command('psql'), '-XAq', '-v', 'ON_ERROR_STOP=1', '-f', $schema, '-d', $green->connstr('postgres') ],
 	"blue's schema restored into green (the extension, the table and its DEFAULT)");
 $green->safe_psql('postgres',
-	"CREATE SUBSCRIPTION from_blue CONNECTION '" . $blue->connstr('postgres') . "' PUBLICATION orders_pub");
+	"CREATE SUBSCRIPTION from_blue CONNECTION 'host=" . $blue->host . ' port=' . $blue->port
+	  . " dbname=postgres' PUBLICATION orders_pub");
 $green->wait_for_subscription_sync($blue, 'from_blue');
 my $before = $blue->safe_psql('postgres', 'SELECT max(id) FROM orders');
 is($green->safe_psql('postgres', 'SELECT count(*) || \' \' || max(id) FROM orders'),

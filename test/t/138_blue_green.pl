@@ -98,7 +98,7 @@ $green->wait_for_subscription_sync($blue, 'from_blue');
 my $before = $blue->safe_psql('postgres', 'SELECT max(id) FROM orders');
 is($green->safe_psql('postgres', 'SELECT count(*) || \' \' || max(id) FROM orders'),
 	"1000 $before", 'green holds the rows blue inserted before the switch');
-ok(!-e $green->data_dir . '/pg_snowflake/fence', 'green is a new cluster, not a copy: no fence');
+is_deeply(read_lease($green)->{fenced}, [], 'green is a new cluster, not a copy: its lease fences no worker id');
 is($green->safe_psql('postgres', 'SELECT generating, worker_id FROM snowflake_status'),
 	't|5', "green with blue's settings generates under blue's worker id 5 (nothing tells it from blue)");
 

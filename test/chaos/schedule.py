@@ -92,6 +92,12 @@ KINDS = {
     # issue ids again within the bound (the checker's restarts), under load
     # through its seconds after
     "container_restart": (NODES, lambda r: {"stop": r.choice(("clean", "crash")), "seconds": round(r.uniform(1, 4), 1)}),
+    # not detectable by design (docs/operations.md, docs/containers.md): a
+    # block-level clone of a's volume started under its host name beside it
+    # (a cold copy whose statx() of its data directory answers a's inode and
+    # birth time: test/chaos/same_volume.c; one file system cannot hold a
+    # second directory of one inode), under load for `seconds`
+    "same_name_clone": (("a",), lambda r: {"seconds": round(r.uniform(2, 5), 1)}),
 }
 
 # The kinds of issue 46's registry paths (above).
@@ -143,6 +149,7 @@ NOT_DETECTABLE = (
     "standby_promoted_by_hand",
     "copy_renumbered",  # the copy's files name the old worker id, its settings the new one
     "registry_split",   # two registries after a promotion with asynchronous replication both grant
+    "same_name_clone",  # a block clone under its source's host name: the same host name, volume, birth time and inode
 )
 
 DEFAULT = tuple(k for k in KINDS if k not in KNOWN_HOLES and k not in NOT_DETECTABLE and k not in OWN_RUN)
@@ -161,7 +168,7 @@ def resources(fault):
         return {"registry", *CLAIMING, "link-b"}
     if kind == "registry_life" or kind in REGISTRY_PATHS:
         return {"registry", *CLAIMING, *("link-" + slot for slot in CLAIMING)}
-    if kind in ("base_backup", "cold_copy", "pitr", "pitr_before_first_id", "copy", "pg_upgrade"):
+    if kind in ("base_backup", "cold_copy", "pitr", "pitr_before_first_id", "copy", "pg_upgrade", "same_name_clone"):
         return {target, "copies"}  # copies of one run one at a time (disk, CPU)
     return {target}
 

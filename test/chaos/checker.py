@@ -16,6 +16,10 @@ A history is what the run recorded and read back:
   liveness  healed (the run's clock, ns, when the last fault was healed), end
           (the end of the final phase) and bounds (slot -> seconds): every slot
           must have an id acknowledged within its bound after healed
+  restarts  the nodes started again under a new kernel host name (the nemesis
+          container_restart): dicts with slot, server, host, stopped and
+          started (ns) and bound (s): the slot must have an id acknowledged
+          within its bound after started
   acks and batches carry the slot (a, b, c: the node, whichever server it is now)
   epoch_ms, worker_bits, sequence_bits: the layout the nodes generate in
 The verdict counts duplicates, lost rows, ids outside windows, decreases,
@@ -225,6 +229,23 @@ def check(history):
                 verdict["not_recovered"] += 1
                 verdict["examples"].append(f"not recovered: node {slot} issued its first id {took:.1f} s after the last fault "
                                            f"was healed, past its bound of {bound} s")
+
+    # liveness of each restart under a new host name: the node's first id
+    # after that start, within its bound
+    restarts = history.get("restarts", ())
+    verdict["restarts"], verdict["longest_restart"] = len(restarts), 0.0
+    ends = [(a.get("slot"), a["end"]) for a in acks] + [(b[0], b[4]) for b in batches]
+    for restart in restarts:
+        first = min((end for slot, end in ends if slot == restart["slot"] and end > restart["started"]), default=None)
+        took = None if first is None else (first - restart["started"]) / 1e9
+        if took is not None:
+            verdict["longest_restart"] = max(verdict["longest_restart"], took)
+        if took is None or took > restart["bound"]:
+            verdict["not_recovered"] += 1
+            verdict["examples"].append(
+                f"not recovered: node {restart['slot']} ({restart['server']}), started again under host name {restart['host']}, "
+                + ("issued no id after it" if took is None else f"issued its first id {took:.1f} s after that start")
+                + f" (bound {restart['bound']} s)")
     return verdict
 
 
@@ -236,7 +257,9 @@ def violations(verdict):
 def summary(seed, verdict, kinds):
     return (f"chaos: seed {seed}, {verdict['ids']} ids, {kinds} kinds of fault, {verdict['duplicates']} duplicates, "
             f"{verdict['lost']} lost, {verdict['outside']} outside windows, {verdict['decreases']} decreases, "
-            f"{verdict['not_recovered']} not recovered, longest recovery {verdict['longest_recovery']:.1f} s")
+            f"{verdict['not_recovered']} not recovered, longest recovery {verdict['longest_recovery']:.1f} s"
+            + (f", {verdict['restarts']} restarts under new host names, the longest to an id {verdict['longest_restart']:.1f} s"
+               if verdict.get("restarts") else ""))
 
 
 # --- the self-test: planted histories, each violation caught
@@ -257,7 +280,8 @@ def planted():
     """(name, history, the counter that must be non-zero) for each planted
     violation, after a clean history that must pass. Times: an insert every
     0.1 s on each node for 10 s, the last fault healed at 5 s, then a batch
-    of 4,196 ids on b and c at 10 s; the final phase ends at 11 s."""
+    of 4,196 ids on b and c at 10 s; the final phase ends at 11 s; a
+    restarted under a new host name at 2 s (its next insert 0.1 s later)."""
     t0 = DEFAULT_EPOCH_MS + 10 ** 9
     s = 10 ** 9
     healed = 5 * s
@@ -279,7 +303,8 @@ def planted():
                       "b": [a["id"] for a in acks if a["node"] == "b"] + [unacked],
                       "c": [a["id"] for a in acks if a["node"] == "c"]},
              "load": [list(b) for b in load],
-             "liveness": {"healed": healed, "end": 11 * s, "bounds": {"a": 3, "b": 3, "c": 3}}}
+             "liveness": {"healed": healed, "end": 11 * s, "bounds": {"a": 3, "b": 3, "c": 3}},
+             "restarts": [{"slot": "a", "server": "a", "host": "ctr-0-1", "stopped": 2 * s - 10 ** 7, "started": 2 * s, "bound": 3}]}
         h.update(changes)
         return h
 
@@ -328,6 +353,12 @@ def planted():
     late = history()
     late["acks"] = [a for a in late["acks"] if not (a["slot"] == "b" and a["end"] > healed)]
     cases.append(("a recovery past its bound", late, "not_recovered"))
+    # a restart under a new host name refused: a issues nothing from 2 s (its
+    # start under ctr-0-1) to 6 s, past the restart's bound of 3 s (and
+    # within the final phase's: its first id after the heal at 5 s is at 6 s)
+    refused = history()
+    refused["acks"] = [a for a in refused["acks"] if not (a["slot"] == "a" and 2 * s < a["end"] < 6 * s)]
+    cases.append(("a node started under a new host name that issues no id within its bound", refused, "not_recovered"))
     return cases
 
 

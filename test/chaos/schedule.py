@@ -85,12 +85,27 @@ KINDS = {
     # node claims after the grace
     "registry_clock_ahead": (("registry",), lambda r: {"offset": r.randrange(10, 21)}),
     "registry_clock_behind": (("registry",), lambda r: {"offset": r.randrange(10, 31)}),
+    # a container recreated (docs/containers.md): the node stopped (cleanly or
+    # by kill -9), then started in a UTS namespace of its own under a new
+    # kernel host name (ctr-SEED-N), its snowflake.host_name fixed (set at
+    # its creation when this kind runs: test/chaos/run's node_conf); it must
+    # issue ids again within the bound (the checker's restarts), under load
+    # through its seconds after
+    "container_restart": (NODES, lambda r: {"stop": r.choice(("clean", "crash")), "seconds": round(r.uniform(1, 4), 1)}),
+    # not detectable by design (docs/operations.md, docs/containers.md): a
+    # block-level clone of a's volume started under its host name beside it
+    # (a cold copy whose statx() of its data directory answers a's inode and
+    # birth time: test/chaos/same_volume.c; one file system cannot hold a
+    # second directory of one inode), under load for `seconds`
+    "same_name_clone": (("a",), lambda r: {"seconds": round(r.uniform(2, 5), 1)}),
 }
 
 # The kinds of issue 46's registry paths (above).
 REGISTRY_PATHS = ("ended_window_presented", "window_dated_ahead", "rollback_without_start", "twin_holder_names",
                   "registry_clock_ahead", "registry_clock_behind")
 REGISTRY_CLOCK = ("registry_clock_ahead", "registry_clock_behind")
+# The kinds of a data directory under ephemeral host names (issue 47).
+CONTAINERS = ("container_restart",)
 
 
 def copy_recipe(r, how=None):
@@ -124,7 +139,9 @@ KNOWN_HOLES = ()
 # claiming nodes and their links for 30 to 60 s and starts new nodes, so that
 # among the default kinds they would crowd the others out of CI's 150 s (seed
 # 16 would draw four of them and none of its copies or registry lives).
-OWN_RUN = REGISTRY_PATHS
+# CONTAINERS too (`--faults containers`, CI's third run): among the default
+# kinds they would change every seed's schedule, CI's seed 16 among them.
+OWN_RUN = REGISTRY_PATHS + CONTAINERS
 
 # What docs/operations.md lists as not detectable: run only under --faults all
 # (or named), and named in the run's summary.
@@ -132,6 +149,7 @@ NOT_DETECTABLE = (
     "standby_promoted_by_hand",
     "copy_renumbered",  # the copy's files name the old worker id, its settings the new one
     "registry_split",   # two registries after a promotion with asynchronous replication both grant
+    "same_name_clone",  # a block clone under its source's host name: the same host name, volume, birth time and inode
 )
 
 DEFAULT = tuple(k for k in KINDS if k not in KNOWN_HOLES and k not in NOT_DETECTABLE and k not in OWN_RUN)
@@ -150,14 +168,14 @@ def resources(fault):
         return {"registry", *CLAIMING, "link-b"}
     if kind == "registry_life" or kind in REGISTRY_PATHS:
         return {"registry", *CLAIMING, *("link-" + slot for slot in CLAIMING)}
-    if kind in ("base_backup", "cold_copy", "pitr", "pitr_before_first_id", "copy", "pg_upgrade"):
+    if kind in ("base_backup", "cold_copy", "pitr", "pitr_before_first_id", "copy", "pg_upgrade", "same_name_clone"):
         return {target, "copies"}  # copies of one run one at a time (disk, CPU)
     return {target}
 
 
 def parse_kinds(text):
     """The kinds of a --faults list (comma-separated; 'all', 'default',
-    'registry_paths')."""
+    'registry_paths', 'containers')."""
     kinds = []
     for word in text.split(","):
         word = word.strip()
@@ -167,10 +185,12 @@ def parse_kinds(text):
             kinds.extend(DEFAULT)
         elif word == "registry_paths":
             kinds.extend(REGISTRY_PATHS)
+        elif word == "containers":
+            kinds.extend(CONTAINERS)
         elif word in KINDS:
             kinds.append(word)
         elif word:
-            raise ValueError(f"unknown fault kind \"{word}\" (kinds: {', '.join(KINDS)}, all, default, registry_paths)")
+            raise ValueError(f"unknown fault kind \"{word}\" (kinds: {', '.join(KINDS)}, all, default, registry_paths, containers)")
     return list(dict.fromkeys(kinds))
 
 
@@ -225,6 +245,8 @@ def planned(fault):
         return fault["ahead"] + 12
     if fault["kind"] in ("rollback_without_start", "twin_holder_names"):
         return 2 * seconds + 12
+    if fault["kind"] == "container_restart":
+        return seconds + 4  # the stop, the start, the first id
     if fault["kind"] in REGISTRY_CLOCK:
         return fault["offset"] + 14 if fault["kind"] == "registry_clock_ahead" else 22
     return seconds + 1

@@ -215,6 +215,13 @@ std::string formatted(const Lease& lease) {
     return std::string(buf, n);
 }
 
+// A lease text's body and its checksum line.
+std::string checksummed(const std::string& body) {
+    char crc[32];
+    std::snprintf(crc, sizeof crc, "crc32c %08x\n", crc32c(body.data(), body.size()));
+    return body + crc;
+}
+
 bool parses(const std::string& text, Lease* out = nullptr) {
     Lease lease{-1, 1, 2};
     const bool ok = parse_lease(text.data(), text.size(), lease) == LeaseText::Ok;
@@ -232,9 +239,7 @@ TEST(LeaseText, ExactFormat) {
     const std::string body =
         "snowflake lease 5\nepoch_unix_ms 1704067200000\nlease_ms 42\nclock_ms 40\nworker_id 61\n"
         "fenced 7 41\ndirectory 2049 131077\nlayout time=41 worker=10 sequence=12\n";
-    char crc[32];
-    std::snprintf(crc, sizeof crc, "crc32c %08x\n", crc32c(body.data(), body.size()));
-    EXPECT_EQ(formatted(Lease{kDefaultEpoch, 42, 40, 61, 2049, 131077, 2, {7, 41}}), body + crc);
+    EXPECT_EQ(formatted(Lease{kDefaultEpoch, 42, 40, 61, 2049, 131077, 2, {7, 41}}), checksummed(body));
     Lease sonyflake{kDefaultEpoch, 42, 40};
     sonyflake.layout = make_layout(10, 39, 16, 8, true);
     EXPECT_EQ(formatted(sonyflake).substr(0, 164),
@@ -288,9 +293,7 @@ TEST(LeaseText, Version6RecordsTheHostName) {
     const std::string body =
         "snowflake lease 6\nepoch_unix_ms 1704067200000\nlease_ms 42\nclock_ms 40\nworker_id 61\n"
         "fenced 7 41\ndirectory 2049 131077\nlayout time=41 worker=10 sequence=12\nhost_name db-0.example\n";
-    char crc[32];
-    std::snprintf(crc, sizeof crc, "crc32c %08x\n", crc32c(body.data(), body.size()));
-    EXPECT_EQ(formatted(named("db-0.example")), body + crc);
+    EXPECT_EQ(formatted(named("db-0.example")), checksummed(body));
     const std::string longest(kHostNameMax, 'h');
     Lease parsed{};
     ASSERT_TRUE(parses(formatted(named(longest.c_str())), &parsed));
@@ -308,10 +311,7 @@ TEST(LeaseText, Version6RefusesAHostNameItCannotHold) {
     const std::string body = good.substr(0, good.find("host_name "));
     for (const std::string& name : {std::string(""), std::string("db 0"), std::string(kHostNameMax + 1, 'h'),
                                     std::string("db\x7f"), std::string("d\xc3\xa9")}) {
-        const std::string text = body + "host_name " + name + "\n";
-        char crc[32];
-        std::snprintf(crc, sizeof crc, "crc32c %08x\n", crc32c(text.data(), text.size()));
-        EXPECT_FALSE(parses(text + crc)) << name;
+        EXPECT_FALSE(parses(checksummed(body + "host_name " + name + "\n"))) << name;
     }
     EXPECT_TRUE(recordable_host_name("db-0"));
     EXPECT_FALSE(recordable_host_name(""));

@@ -18,19 +18,24 @@ extern "C" {
 namespace snowflake::pg {
 namespace {
 
+bool is_set(const char* name) {
+    const char* value = GetConfigOption(name, true, false);
+    return value != nullptr && value[0] != '\0';
+}
+
 // Whether this server runs as a streaming standby, whose promotion is
-// failover: standby.signal, and no recovery target. A standby restoring to a
-// target (point-in-time recovery in standby mode, promoting itself when it
-// gets there) is a restore.
+// failover: standby.signal, no recovery target, and a server or an archive to
+// follow. A standby restoring to a target (point-in-time recovery in standby
+// mode, promoting itself when it gets there) is a restore (F4); so is one with
+// neither primary_conninfo nor restore_command, which replays nothing but the
+// WAL it was copied with (a cold copy started as a standby, F14).
 bool streaming_standby() {
     struct stat st;
     if (stat("standby.signal", &st) != 0) return false;
     for (const char* target : {"recovery_target", "recovery_target_lsn", "recovery_target_name",
-                               "recovery_target_time", "recovery_target_xid"}) {
-        const char* value = GetConfigOption(target, true, false);
-        if (value != nullptr && value[0] != '\0') return false;
-    }
-    return true;
+                               "recovery_target_time", "recovery_target_xid"})
+        if (is_set(target)) return false;
+    return is_set("primary_conninfo") || is_set("restore_command");
 }
 
 // Whether this server restores: recovery from a base backup (backup_label,
@@ -61,7 +66,8 @@ void log_fence(const SharedState& state, bool restore) {
                          "worker id %s are refused",
                          ids.data),
                   restore ? errdetail("This server recovers from a base backup, from the WAL archive or to a "
-                                      "recovery target, and is not a streaming standby: the lease it "
+                                      "recovery target, or is a standby with nothing to stream from "
+                                      "(neither primary_conninfo nor restore_command is set): the lease it "
                                       "replays from the WAL is its source's.")
                           : errdetail("The lease file was written by another data directory (a base backup, "
                                       "a restore, a copy of a stopped server, or a copy of a copy), and this "

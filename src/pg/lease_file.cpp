@@ -11,12 +11,50 @@ extern "C" {
 
 #include <algorithm>
 #include <fcntl.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <unistd.h>
 
 namespace snowflake::pg {
 namespace {
+
+// XFS_IOC_FSGEOMETRY_V1's answer (the kernel's ABI, xfs_fs.h), for the UUID.
+struct XfsGeometryV1 {
+    std::uint32_t blocksize, rtextsize, agblocks, agcount, logblocks, sectsize, inodesize, imaxpct;
+    std::uint64_t datablocks, rtblocks, rtextents, logstart;
+    unsigned char uuid[16];
+    std::uint32_t sunit, swidth;
+    std::int32_t version;
+    std::uint32_t flags, logsectsize, rtsectsize, dirblocksize;
+};
+constexpr unsigned long kXfsGeometryV1 = _IOR('X', 100, XfsGeometryV1);
+
+// The id of the file system "." is on, 0 when none is read: ext2/3/4's and
+// btrfs's f_fsid (made from the UUID), ZFS's (the dataset's guid: a clone or
+// a received copy has its own) and XFS's UUID (whose f_fsid is the device's
+// number: a block clone given a new UUID, as XFS needs to mount it beside its
+// source, would keep the rest of the identity).
+std::uint64_t volume_id() {
+    struct statfs fs {};
+    if (statfs(".", &fs) != 0) return 0;
+    constexpr long kExt = 0xEF53, kBtrfs = 0x9123683E, kZfs = 0x2FC12FC1, kXfs = 0x58465342;
+    std::uint64_t id = 0;
+    if (fs.f_type == kExt || fs.f_type == kBtrfs || fs.f_type == kZfs) {
+        std::memcpy(&id, &fs.f_fsid, std::min(sizeof id, sizeof fs.f_fsid));
+    } else if (fs.f_type == kXfs) {
+        XfsGeometryV1 geometry {};
+        const int fd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0) return 0;
+        if (ioctl(fd, kXfsGeometryV1, &geometry) == 0) {
+            std::uint64_t halves[2];
+            std::memcpy(halves, geometry.uuid, sizeof halves);
+            id = halves[0] ^ halves[1];
+        }
+        close(fd);
+    }
+    return id;
+}
 
 enum class LeaseFile { Missing, Ok, Unreadable, Corrupt };
 
@@ -40,13 +78,14 @@ LeaseFile read_lease(const char* path, Lease& lease) {
 
 // Where this data directory is (the server runs in it): in the low 32 bits
 // of `host` a hash of the host name, in its high 32 bits a hash of the
-// directory's volume and birth (the file system's UUID where its id is made
-// from it, ext2/3/4 and btrfs, and the directory's birth time), in `inode`
+// directory's volume and birth (the file system's id where one is read,
+// volume_id, and the directory's birth time), in `inode`
 // its inode number. A copy made by any means (base backup, a copy of a
 // stopped or running server, a copy of a copy, onto the root of another
 // volume, where both roots are inode 2) is another directory, on this host or
 // another; the same directory keeps them across restarts, reboots and
-// remounts. A block-level clone of the volume keeps them too (docs/operations.md).
+// remounts. A block-level clone of the volume keeps them too, unless given a
+// new UUID (docs/operations.md).
 // The host name is snowflake.host_name's, or the kernel's (server_host_name()).
 void own_directory(std::uint64_t& host, std::uint64_t& inode) {
     const char* name = server_host_name();
@@ -58,10 +97,7 @@ void own_directory(std::uint64_t& host, std::uint64_t& inode) {
         volume[1] = static_cast<std::uint64_t>(st.stx_btime.tv_sec);
         volume[2] = st.stx_btime.tv_nsec;
     }
-    struct statfs fs {};
-    constexpr long kExt = 0xEF53, kBtrfs = 0x9123683E;  // their f_fsid is made from the UUID
-    if (statfs(".", &fs) == 0 && (fs.f_type == kExt || fs.f_type == kBtrfs))
-        std::memcpy(&volume[0], &fs.f_fsid, std::min(sizeof volume[0], sizeof fs.f_fsid));
+    volume[0] = volume_id();
     const std::uint32_t where = volume[0] == 0 && volume[1] == 0 && volume[2] == 0
                                     ? 0
                                     : crc32c(volume, sizeof volume) | 1u;  // never 0: 0 is a 1.0 file's

@@ -3,7 +3,8 @@
 # was written by another directory is a copy: a base backup, a copy of a
 # copy, a copy of a stopped server (cp -a), a point-in-time restore in either
 # recovery mode, a rewound old primary. Unless it runs as a streaming standby
-# (standby.signal and no recovery target: its promotion is failover), it
+# (standby.signal, no recovery target, and primary_conninfo or restore_command
+# to follow its primary: its promotion is failover), it
 # refuses every worker id its source used or refused (SQLSTATE 55000, with the
 # reason and both ways out) until it is given its own, or until the operator
 # adopts one with snowflake_adopt_worker_id(); the fence is kept in its own
@@ -74,6 +75,30 @@ $cold->stop;
 $c1->restart;
 is($c1->safe_psql('postgres', 'SELECT (snowflake_decode(snowflake_nextval())).worker_id'),
 	'42', 'the source itself, restarted, is not a copy');
+$c1->stop;
+
+# 3b. The same cold copy started with standby.signal and nothing to stream
+# from (neither primary_conninfo nor restore_command), promoted beside its
+# source: a restore, not a standby whose promotion is failover (F14; 1.1 took
+# it for one and issued under its source's worker id: 449,309 of 600,000 ids
+# issued by both).
+my $cold_standby = PostgreSQL::Test::Cluster->new('cold_standby');
+$cold_standby->init;
+PostgreSQL::Test::Utils::system_or_bail('rm', '-rf', $cold_standby->data_dir);
+PostgreSQL::Test::Utils::system_or_bail('cp', '-a', $c1->data_dir, $cold_standby->data_dir);
+$cold_standby->append_conf('postgresql.conf',
+	"port = " . $cold_standby->port . "\nunix_socket_directories = '" . $cold_standby->host . "'\n");
+$cold_standby->set_standby_mode;
+$c1->start;
+$cold_standby->start;
+$cold_standby->promote;
+$cold_standby->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
+  or die 'the promotion did not end';
+copy_refused($cold_standby, 'a cold copy started with standby.signal and nothing to stream from, promoted', 42);
+ok($cold_standby->log_contains(qr/a standby with nothing to stream from/),
+	'the server log says it was taken for a restore, and why');
+is(duplicates($c1, $cold_standby), 0, 'promoted beside its running source: 0 ids issued by both');
+$cold_standby->stop;
 $c1->stop;
 
 # 4. A point-in-time restore in standby mode (standby.signal, a recovery

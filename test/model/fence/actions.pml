@@ -86,6 +86,10 @@
         lf[d] = MISSING; ndmg++; ghost() }
 
 /* ---- promotion, pg_rewind ---- */
+    :: atomic { on[d] && inrec[d] && LIVE_STANDBY(d) && up[d] == NONE -> printf("ACT promote, nothing streamed %d\n", d);
+        /* a standby with nothing to stream from (no primary_conninfo, no
+         * restore_command) promoted: pg_ctl promote beside its source */
+        promote(d); ghost() }
     :: atomic { nfail < NFAIL && on[d] && inrec[d] && LIVE_STANDBY(d) && up[d] != NONE && !on[up[d]] && !demoted[up[d]] -> printf("ACT failover promote %d\n", d);
         /* failover: promoted with its primary stopped; it continues its primary's ids */
         hs = up[d]; demoted[hs] = 1; succ[hs] = d; nfail++;
@@ -136,8 +140,9 @@
         :: true                             /* started as a primary, with its backup_label */
         :: HAS_LEASE(d) -> bl[ht] = 0        /* its backup_label removed */
         :: rs[ht] = 1                        /* point-in-time restore: recovery.signal */
-        :: ss[ht] = 1; tgt[ht] = 1            /* standby.signal with a recovery target */
+        :: ss[ht] = 1; tgt[ht] = 1; up[ht] = d  /* standby.signal with a recovery target (restore_command: its source's archive) */
         :: ss[ht] = 1; up[ht] = d             /* a streaming standby (-R) */
+        :: ss[ht] = 1                         /* standby.signal, nothing to stream from (F14) */
         fi;
         new_directory(d, ht); ghost() }
     :: atomic { ex[d] && !on[d] && ncop < D - 1 && cpd == NONE && STOPPED_SETTLED(d) && (HAS_LEASE(d) || NEVER_RESTORE_ON) -> printf("ACT cp -a stopped of %d\n", d);
@@ -150,7 +155,7 @@
             if
             :: bl[ht] = 1
             :: rs[ht] = 1
-            :: ss[ht] = 1; tgt[ht] = 1
+            :: ss[ht] = 1; tgt[ht] = 1; up[ht] = d
             fi
         fi;
         if

@@ -2,7 +2,7 @@
  * The clone fence of snowflake (src/pg/fence.cpp, lease_file.cpp, lease_wal.cpp,
  * lease_writer.cpp, module.cpp, src/core/generator.hpp), as SPIN checks it.
  * test/model/fence/RULES.md states the assumptions, the invariants and the
- * rules F1..F12; docs/development.md ("The fence's model") maps each action to its
+ * rules F1..F14; docs/development.md ("The fence's model") maps each action to its
  * functions.
  *
  * Data directories 0..D-1: directory 0 exists at the start (never started, no
@@ -11,7 +11,7 @@
  * (bit w), bit 0 unused.
  *
  * Compile-time switches:
- *   NO_F1 .. NO_F13   remove that rule (mutation); NO_F13W: F13 but in the
+ *   NO_F1 .. NO_F14   remove that rule (mutation); NO_F13W: F13 but in the
  *                     lease's WAL record
  *   STRICT            the invariant holds for every pair of directories, also
  *                     the pairs the environment cannot tell apart
@@ -118,8 +118,10 @@ byte cpd = NONE, cps, cpfirst;   /* a file copy of a running server in progress 
 /* scratch, 0 between actions */
 byte hi, he, ht, hs, hw, hm, L_ex, L_w, L_fen, L_id, source, grew, sf, si;
 
-/* a streaming standby as the code tells it (streaming_standby, F4) */
-#define STREAMING(d) (ss[d] && (!tgt[d] ALT_F4))
+/* a streaming standby as the code tells it (streaming_standby): no recovery
+ * target (F4), something to stream from (F14: primary_conninfo or
+ * restore_command; up[d], the directory it follows) */
+#define STREAMING(d) (ss[d] && (!tgt[d] ALT_F4) && (up[d] != NONE ALT_F14))
 /* a streaming standby as it behaves: standby.signal with a recovery target ends
  * its recovery at the target (the environment, whatever the code makes of it) */
 #define LIVE_STANDBY(d) (ss[d] && !tgt[d])
@@ -127,6 +129,11 @@ byte hi, he, ht, hs, hw, hm, L_ex, L_w, L_fen, L_id, source, grew, sf, si;
 #define ALT_F4 || 1
 #else
 #define ALT_F4
+#endif
+#ifdef NO_F14
+#define ALT_F14 || 1
+#else
+#define ALT_F14
 #endif
 
 inline ghost() {

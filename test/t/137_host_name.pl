@@ -13,6 +13,11 @@
 #      clean stops and kill -9 alike, snowflake.host_name fixed: no stall.
 #   4. A block clone is told from a move only by the operator: given a worker
 #      id of its own, it refuses its source's for good (the fence is kept).
+#   5. A lease written by 1.0 (no host name recorded) under a new host name:
+#      refused as a move by its inode; snowflake.host_name set to the old name
+#      lifts it.
+#   6. A registry node under new host names gets its released worker id back
+#      when snowflake.host_name names it (without: a new holder each time).
 use strict;
 use warnings FATAL => 'all';
 
@@ -110,4 +115,83 @@ like(error_of($node, 'SELECT snowflake_nextval()'), qr/55000: this server is a c
 	'set back to its source\'s worker id: refused for good');
 $node->stop;
 
+# 5. A lease written by 1.0 (version 5: no host name recorded, its host the
+# host name's hash alone) under a new host name: a move by its inode, the
+# refusal saying the name is not recorded; snowflake.host_name set to the old
+# kernel name lifts it.
+my $old = snowflake_node('v10', 902);
+start_as_host($old, 'v10-a');
+$old->safe_psql('postgres', 'CREATE EXTENSION snowflake');
+my $before = $old->safe_psql('postgres', 'SELECT max(snowflake_nextval()) FROM generate_series(1, 1000)');
+$old->stop;
+write_lease_as_1_0($old);
+is(read_lease($old)->{version}, 5, 'the lease rewritten as 1.0 writes it');
+start_as_host($old, 'v10-b');
+like(error_of($old, 'SELECT snowflake_nextval()'),
+	qr/55000: this server's host name changed from a name its lease file does not record \(written by 1\.0\) to "v10-b"/,
+	'a 1.0 lease under a new host name: refused as a move, the old name not recorded');
+kill9_and_wait($old);
+$old->append_conf('postgresql.conf', "snowflake.host_name = 'v10-a'\n");
+start_as_host($old, 'v10-c');
+cmp_ok($old->safe_psql('postgres', 'SELECT snowflake_nextval()'), '>', $before,
+	'snowflake.host_name set to the old kernel name: generating, above the ids before');
+is(read_lease($old)->{host_name}, 'v10-a', 'the lease is now written as 1.1 writes it, the name recorded');
+$old->stop;
+
+# 6. A registry node in a new container: named by snowflake.host_name in its
+# holder name, it gets its released worker id back; named by the kernel's
+# host name, it is another holder at every start.
+my $registry = registry_server('reg');
+my $conninfo = registry_create($registry, 'fleet', '[0,8)', '1 hour');
+my $mover = registry_node('mover', $conninfo, "snowflake.host_name = 'orders-1'\n");
+start_as_host($mover, 'ctr-r1');
+$mover->safe_psql('postgres', 'CREATE EXTENSION snowflake');
+my $granted = wait_for_worker($mover);
+like($registry->safe_psql('fleet', "SELECT holder_name FROM snowflake_registry.claims WHERE worker_id = $granted"),
+	qr/^orders-1:\d+ /, 'the registry names the holder by snowflake.host_name');
+$mover->stop;
+start_as_host($mover, 'ctr-r2');
+is(wait_for_worker($mover), $granted, 'a registry node under a new host name, the setting fixed: its worker id back');
+$mover->stop;
+my $drifter = registry_node('drifter', $conninfo);
+start_as_host($drifter, 'ctr-s1');
+$drifter->safe_psql('postgres', 'CREATE EXTENSION snowflake');
+my $first_grant = wait_for_worker($drifter);
+$drifter->stop;
+start_as_host($drifter, 'ctr-s2');
+isnt(wait_for_worker($drifter), $first_grant, 'without the setting, a new kernel host name is a new holder: another worker id');
+$drifter->stop;
+
 done_testing();
+
+# CRC-32C (Castagnoli, reflected), as the lease file's checksum line
+sub crc32c
+{
+	my ($crc) = (0xFFFFFFFF);
+	for my $byte (unpack 'C*', $_[0])
+	{
+		$crc ^= $byte;
+		$crc = ($crc >> 1) ^ (($crc & 1) ? 0x82F63B78 : 0) for 1 .. 8;
+	}
+	return $crc ^ 0xFFFFFFFF;
+}
+
+# rewrites a stopped node's lease file as 1.0 wrote it: version 5, no
+# host_name line, the directory's host the host name's hash alone
+sub write_lease_as_1_0
+{
+	my ($node) = @_;
+	my $lease = read_lease($node);
+	my $host = $lease->{directory_host} & 0xFFFFFFFF;
+	my $text = $lease->{text};
+	$text =~ s/\Asnowflake lease 6\n/snowflake lease 5\n/ or die 'not a version 6 lease';
+	$text =~ s/^directory \d+ /directory $host /m;
+	$text =~ s/^host_name [^\n]*\n//m;
+	$text =~ s/^crc32c [0-9a-f]{8}\n\z//m or die 'no checksum line';
+	$text .= sprintf("crc32c %08x\n", crc32c($text));
+	my $path = $node->data_dir . '/pg_snowflake/lease';
+	open my $fh, '>', $path or die "$path: $!";
+	print $fh $text . ("\0" x (512 - length $text));
+	close $fh or die "$path: $!";
+	return;
+}

@@ -18,6 +18,8 @@
 #      lifts it.
 #   6. A registry node under new host names gets its released worker id back
 #      when snowflake.host_name names it (without: a new holder each time).
+#   7. Failover after a move: the promoted standby, which replayed the records
+#      of the primary's refused start, generates.
 use strict;
 use warnings FATAL => 'all';
 
@@ -161,6 +163,30 @@ $drifter->stop;
 start_as_host($drifter, 'ctr-s2');
 isnt(wait_for_worker($drifter), $first_grant, 'without the setting, a new kernel host name is a new holder: another worker id');
 $drifter->stop;
+
+# 7. Failover after a move: the primary started once under a new host name
+# (refused at that start), its standby replaying the lease records of that
+# start, then promoted with the primary stopped: it generates, above the
+# primary's ids (the records hold no fence of the move).
+my $primary = snowflake_node('ha', 903, undef, allows_streaming => 1);
+start_as_host($primary, 'ha-a');
+$primary->safe_psql('postgres', 'CREATE EXTENSION snowflake');
+$primary->backup('ha_backup');
+my $standby = PostgreSQL::Test::Cluster->new('ha_standby');
+$standby->init_from_backup($primary, 'ha_backup', has_streaming => 1);
+$standby->start;
+my $primary_last = $primary->safe_psql('postgres', 'SELECT max(snowflake_nextval()) FROM generate_series(1, 1000)');
+$primary->stop;
+start_as_host($primary, 'ha-b');
+like(error_of($primary, 'SELECT snowflake_nextval()'), qr/changed from "ha-a" to "ha-b"/,
+	'the primary under a new host name: refused at that start');
+$primary->wait_for_catchup($standby);
+$primary->stop;
+$standby->promote;
+$standby->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()') or die 'the promotion did not end';
+cmp_ok($standby->safe_psql('postgres', 'SELECT snowflake_nextval()'), '>', $primary_last,
+	'failover after a move: the promoted standby generates, above the primary\'s ids');
+$standby->stop;
 
 done_testing();
 

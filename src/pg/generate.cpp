@@ -144,7 +144,7 @@ Reservation reserve_ids(std::uint64_t wanted) {
             case Status::WaitForClock:
                 if (!waited) state.generator.waits.fetch_add(1, std::memory_order_relaxed);
                 waited = true;
-                sleep_until(config.epoch_unix_ms + static_cast<std::int64_t>(r.wait_until_units));
+                sleep_until(config.epoch_unix_ms + static_cast<std::int64_t>(ms_of(state, r.wait_until_units)));
                 break;
             case Status::NeedLease:
                 extend_lease(state, r.lease_needed_units);

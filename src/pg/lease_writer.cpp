@@ -31,7 +31,7 @@ bool report_now(SharedState::Throttle& throttle, std::uint64_t& unreported) {
     return true;
 }
 
-// Extends the lease to `target_ms` unless another process is writing or it
+// Extends the lease to `target` (layout units) unless another process is writing or it
 // already reaches that far (`rewrite`: writes it also when it does, to record
 // the worker id in effect); wakes every waiter afterwards. A failed write is
 // counted, so that the backends waiting for it give up with an error.
@@ -177,12 +177,12 @@ void register_lease_worker() {
     register_worker("snowflake_lease_worker_main", "snowflake lease worker", BgWorkerStart_RecoveryFinished);
 }
 
-void extend_lease(SharedState& state, std::uint64_t needed_ms) {
+void extend_lease(SharedState& state, std::uint64_t needed_units) {
     GeneratorState& generator = state.generator;
-    request_lease(generator, needed_ms);
+    request_lease(generator, needed_units);
     const std::uint64_t failures = state.lease_failures.load();
     ConditionVariablePrepareToSleep(&state.lease_written);
-    while (generator.lease_units.load(std::memory_order_acquire) < needed_ms) {
+    while (generator.lease_units.load(std::memory_order_acquire) < needed_units) {
         if (state.lease_failures.load() != failures) {
             ConditionVariableCancelSleep();
             ereport(ERROR, (errcode(ERRCODE_IO_ERROR),
@@ -208,7 +208,7 @@ void extend_lease(SharedState& state, std::uint64_t needed_ms) {
                                  "answer: snowflake_status shows writer_stalled_ms.")));
         }
         else  // no lease writer runs (it is restarting): write it here
-            write_lease_once(state, lease_target(generator, generator_config(), needed_ms,
+            write_lease_once(state, lease_target(generator, generator_config(), needed_units,
                                                  now_units(state)));
         // Interruptible: cancel and statement_timeout end the wait.
         (void)ConditionVariableTimedSleep(&state.lease_written, 100, PG_WAIT_EXTENSION);

@@ -11,8 +11,8 @@ namespace snowflake::pg {
 // lines are throttled like the faults (install_log_throttle, from _PG_init).
 #define SNOWFLAKE_LEASE_NOT_EXTENDED "could not extend the snowflake lease"
 void install_log_throttle();
-// Waits (interruptibly) until the durable lease covers `needed_ms`.
-void extend_lease(SharedState& shared, std::uint64_t needed_ms);
+// Waits (interruptibly) until the durable lease covers `needed_units` (layout units).
+void extend_lease(SharedState& shared, std::uint64_t needed_units);
 // How long the lease writer has not turned, in ms (0: it turns, or none runs).
 std::int64_t writer_stalled_ms(const SharedState& state);
 void register_lease_worker();

@@ -12,6 +12,7 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use POSIX ();
 use SnowflakeTest;
 
 # Starts a node; when it does not start, fails with what its log says (a
@@ -243,6 +244,25 @@ $sony->stop;
 $sony = snowflake_node('sonyflake_style', 65535, "snowflake.layout = 'sonyflake_style'\n");
 start_node($sony, 'sonyflake_style with worker id 65535');
 burst_checks($sony, 'sonyflake_style', 65535, 256, 10);
+
+# A backend waiting for the clock sleeps: with snowflake.max_lead = 0, 60,000
+# ids of 256 per 10 ms take about 2.3 s, and the backend's CPU time
+# (/proc/self/stat: utime + stime) stays well under that (1.1 added layout
+# units to milliseconds and spun through every wait: 2.33 s of CPU in 2.34 s).
+$sony->append_conf('postgresql.conf', "snowflake.max_lead = 0\n");
+reload_and_wait($sony);
+my ($cpu_ticks, $wall_ms) = split /\|/, (split /\n/, $sony->safe_psql('postgres', q{
+CREATE TEMP TABLE probe AS SELECT pg_read_file('/proc/self/stat') AS stat, clock_timestamp() AS at;
+SELECT count(*) FROM snowflake_nextvals(60000);
+INSERT INTO probe SELECT pg_read_file('/proc/self/stat'), clock_timestamp();
+SELECT sum(sign * (split_part(stat, ' ', 14)::bigint + split_part(stat, ' ', 15)::bigint)),
+       round(extract(epoch FROM max(at) - min(at)) * 1000)
+  FROM (SELECT stat, at, CASE WHEN at = max(at) OVER () THEN 1 ELSE -1 END AS sign FROM probe) p;}))[-1];
+my $cpu_ms = $cpu_ticks * 1000 / POSIX::sysconf(POSIX::_SC_CLK_TCK());
+cmp_ok($wall_ms, '>=', 2000, "sonyflake_style, max_lead 0: 60,000 ids wait for the clock ($wall_ms ms)");
+cmp_ok($cpu_ms, '<', $wall_ms / 4, "sonyflake_style, max_lead 0: the waiting backend sleeps ($cpu_ms ms of CPU in $wall_ms ms)");
+$sony->adjust_conf('postgresql.conf', 'snowflake.max_lead', '1000');
+reload_and_wait($sony);
 worker_range_checks($sony, 'sonyflake_style', 16, 65535, 65535);
 is($sony->safe_psql('postgres', q{
 SELECT bool_and(extract(milliseconds FROM snowflake_to_timestamp(id))::numeric % 10 = 0) FROM burst}),

@@ -23,19 +23,32 @@ bool is_set(const char* name) {
     return value != nullptr && value[0] != '\0';
 }
 
-// Whether this server runs as a streaming standby, whose promotion is
-// failover: standby.signal, no recovery target, and a server or an archive to
-// follow. A standby restoring to a target (point-in-time recovery in standby
-// mode, promoting itself when it gets there) is a restore (F4); so is one with
-// neither primary_conninfo nor restore_command, which replays nothing but the
-// WAL it was copied with (a cold copy started as a standby, F14).
-bool streaming_standby() {
+// Whether this server runs in standby mode: standby.signal and no recovery
+// target. A standby restoring to a target (point-in-time recovery in standby
+// mode, promoting itself when it gets there) is a restore (F4).
+bool standby_mode() {
     struct stat st;
     if (stat("standby.signal", &st) != 0) return false;
     for (const char* target : {"recovery_target", "recovery_target_lsn", "recovery_target_name",
                                "recovery_target_time", "recovery_target_xid"})
         if (is_set(target)) return false;
-    return is_set("primary_conninfo") || is_set("restore_command");
+    return true;
+}
+
+// A standby that follows its source: a server or an archive to stream from.
+bool standby_following() {
+    return standby_mode() && (is_set("primary_conninfo") || is_set("restore_command"));
+}
+
+// Whether this server runs as a standby whose promotion is failover: one that
+// follows its source, or, with nothing to follow, one with a lease of its own
+// (or its own under another host name: F13 decides then): the same server
+// restarted read-only, as an HA manager starts a crashed leader when no leader
+// is known. A copy with nothing to follow, which replays nothing but the WAL
+// it was copied with, or a directory without a lease, is a restore (F14).
+bool streaming_standby(const SharedState& state, bool lease_exists) {
+    return standby_following() ||
+           (standby_mode() && lease_exists && (!state.lease_elsewhere || state.moved_from.directory_host != 0));
 }
 
 // Whether this server restores: recovery from a base backup (backup_label,
@@ -44,8 +57,8 @@ bool streaming_standby() {
 // than a streaming standby. Asked in the postmaster, before the startup
 // process renames backup_label and, at the end of recovery, removes the
 // signal files.
-bool restores() {
-    if (streaming_standby()) return false;
+bool restores(const SharedState& state, bool lease_exists) {
+    if (streaming_standby(state, lease_exists)) return false;
     struct stat st;
     for (const char* file : {"backup_label", "recovery.signal", "standby.signal"})
         if (stat(file, &st) == 0) return true;
@@ -136,14 +149,14 @@ const char* moved_from_name(const SharedState& state) {
 
 void fence_if_copy(SharedState& state, const Lease& lease, bool exists) {
     if (registry_mode()) return;  // a registry's grants are never copied
-    state.restore = restores();
+    state.restore = restores(state, exists);
     if (state.blocked != Blocked::No) return;
-    if (!state.restore && exists && state.lease_elsewhere && !streaming_standby() &&
+    if (!state.restore && exists && state.lease_elsewhere && !standby_following() &&
         state.moved_from.directory_host != 0) {
         fence_moved(state, lease, configured_worker_id());
         return;
     }
-    if (!state.restore && !(exists && state.lease_elsewhere && !streaming_standby())) return;
+    if (!state.restore && !(exists && state.lease_elsewhere && !standby_following())) return;
     fence_copy(state, exists ? lease : Lease{}, configured_worker_id());
     // A copy's crash recovery replays its source's lease records (a copy of a
     // running server whose lease file is older than its WAL): its source's.

@@ -246,7 +246,14 @@ const char* not_generating(const SharedState& state, std::uint32_t worker_id, bo
         case Blocked::UpgradedAway:
             return "pg_upgrade upgraded this data directory: the new one issues the ids";
     }
-    if (RecoveryInProgress()) return "in recovery: a standby issues no ids until it is promoted";
+    if (RecoveryInProgress()) {
+        const std::uint32_t configured = configured_worker_id();
+        if (!registry_mode() && configured != kNoWorker && is_fenced(state.generator, configured))
+            return psprintf("in recovery; once promoted, worker id %u is refused: this data directory is a copy "
+                            "of another server's",
+                            configured);
+        return "in recovery: a standby issues no ids until it is promoted";
+    }
     char error[sizeof state.registry.error];
     if (registry_mode()) registry_error(state.registry, error);
     if (worker_id == kNoWorker)

@@ -91,6 +91,9 @@ $cold_standby->append_conf('postgresql.conf',
 $cold_standby->set_standby_mode;
 $c1->start;
 $cold_standby->start;
+is($cold_standby->safe_psql('postgres', 'SELECT not_generating FROM snowflake_status'),
+	"in recovery; once promoted, worker id 42 is refused: this data directory is a copy of another server's",
+	'in recovery, snowflake_status says the worker id is refused once promoted');
 $cold_standby->promote;
 $cold_standby->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
   or die 'the promotion did not end';
@@ -99,6 +102,18 @@ ok($cold_standby->log_contains(qr/a standby with nothing to stream from/),
 	'the server log says it was taken for a restore, and why');
 is(duplicates($c1, $cold_standby), 0, 'promoted beside its running source: 0 ids issued by both');
 $cold_standby->stop;
+
+# 3c. The source itself started read-only with nothing to follow after a
+# crash, as an HA manager starts a crashed leader when no leader is known
+# (Patroni), then promoted: its lease is its own, so it is no copy and
+# generates (a review found it fenced by 3b's rule).
+kill9_and_wait($c1);
+$c1->set_standby_mode;
+$c1->start;
+$c1->promote;
+$c1->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()') or die 'the promotion did not end';
+is($c1->safe_psql('postgres', 'SELECT (snowflake_decode(snowflake_nextval())).worker_id'),
+	'42', 'the source restarted read-only with nothing to follow, promoted: it generates under its worker id');
 $c1->stop;
 
 # 4. A point-in-time restore in standby mode (standby.signal, a recovery

@@ -62,6 +62,12 @@
         fen[d] = fen[d] & ~BIT(weff[d]); decided[d] = decided[d] & ~BIT(weff[d]);
         mvw[d] = 0; mvt[d] = 0;     /* adopted under this host name: the move ends (F13) */
         write_lease(d, weff[d]); write_fence(d, weff[d]); ghost() }
+#ifdef RO_RESTART
+    :: atomic { d == 0 && nro < 1 && ex[d] && !on[d] && !demoted[d] && cpd != d && !ss[d] -> printf("ACT standby.signal, nothing to follow %d\n", d);
+        /* the first directory started read-only with nothing to follow (an HA
+         * manager's crash path: no leader known), then promoted; once */
+        ss[d] = 1; tgt[d] = 0; up[d] = NONE; nro++; ghost() }
+#endif
 #ifdef MOVES
     :: atomic { d == 0 && ex[d] && !on[d] && nmov < 2 && cpd != d && IDN_FREE(IDENT(1 - HOST(idn[d]), 0, 0, 0) + REST(idn[d]), d) ->
         printf("ACT moved to a host of another name %d\n", d);

@@ -12,7 +12,8 @@
  *
  * Compile-time switches:
  *   NO_F1 .. NO_F14   remove that rule (mutation); NO_F13W: F13 but in the
- *                     lease's WAL record
+ *                     lease's WAL record; NO_F14L: F14 taking a directory
+ *                     without a lease for one with a lease of its own
  *   STRICT            the invariant holds for every pair of directories, also
  *                     the pairs the environment cannot tell apart
  *   KNOWN_47          pg_basebackup may be taken while a worker-id change of
@@ -43,6 +44,8 @@
  *   UNDET_OFFLINE     a stopped source renumbered, copied before its next start
  *                     (or after a start stopped before its end of recovery)
  *   UNDET_RMDIR       a copy made without pg_snowflake/ (removed as a whole)
+ *   RO_RESTART        the first directory started read-only with nothing to
+ *                     follow, once (an HA manager's crash path), then promoted
  *   MOVES             a directory moved to a host of another name, and its
  *                     snowflake.host_name set to the name its lease records
  *                     (F13; the block clone on a host of another name, in
@@ -112,16 +115,27 @@ bit  mvt[DMAX];
 byte issued[W + 1];         /* directories that issued under each worker id */
 byte decided[DMAX];            /* the fence each directory decided */
 byte same[DMAX];               /* directories the environment cannot tell from it */
-byte ncop, nren, ndmg, nfail, nmov;
+byte ncop, nren, ndmg, nfail, nmov, nro;
 byte cpd = NONE, cps, cpfirst;   /* a file copy of a running server in progress */
 
 /* scratch, 0 between actions */
 byte hi, he, ht, hs, hw, hm, L_ex, L_w, L_fen, L_id, source, grew, sf, si;
 
-/* a streaming standby as the code tells it (streaming_standby): no recovery
- * target (F4), something to stream from (F14: primary_conninfo or
- * restore_command; up[d], the directory it follows) */
-#define STREAMING(d) (ss[d] && (!tgt[d] ALT_F4) && (up[d] != NONE ALT_F14))
+/* a standby that follows its source as the code tells it (standby_following):
+ * standby.signal, no recovery target (F4), something to stream from
+ * (primary_conninfo or restore_command; up[d], the directory it follows) */
+#define FOLLOWING(d) (ss[d] && (!tgt[d] ALT_F4) && (up[d] != NONE ALT_F14))
+/* a standby whose promotion is failover (streaming_standby): one that follows,
+ * or, with nothing to follow, one with a lease of its own or its own under
+ * another host name (the same server restarted read-only: an HA manager's
+ * crash path); a copy with nothing to follow, or a directory without a lease,
+ * is a restore (F14) */
+#ifdef NO_F14L
+#define OWN_LEASE(d) (!elsewhere[d])
+#else
+#define OWN_LEASE(d) (L_ex && !elsewhere[d])
+#endif
+#define STREAMING(d) (ss[d] && (!tgt[d] ALT_F4) && (up[d] != NONE || OWN_LEASE(d) || MOVED(d) ALT_F14))
 /* a streaming standby as it behaves: standby.signal with a recovery target ends
  * its recovery at the target (the environment, whatever the code makes of it) */
 #define LIVE_STANDBY(d) (ss[d] && !tgt[d])
@@ -259,7 +273,7 @@ inline start(d) {
     restore[d] = !STREAMING(d) && (bl[d] || rs[d] || ss[d]);
 #endif
     if
-    :: !blocked[d] && (restore[d] || (L_ex && elsewhere[d] && !STREAMING(d))) ->
+    :: !blocked[d] && (restore[d] || (L_ex && elsewhere[d] && !FOLLOWING(d))) ->
         /* fence_copy: the source's worker id (F5: the configured one without a lease's) */
         source = 0;
         if
@@ -429,7 +443,7 @@ inline finish_running_copy() {
  * id than its settings: renumbered while stopped and not started since, or
  * started but stopped again before the end of its recovery (the worker id
  * takes effect there, record_worker_id), the listed undetectable pair */
-#define SETTLED(hs) (conf[hs] == guc[hs] && (on[hs] -> (wst[hs] || LIVE_STANDBY(hs)) : (FILES_W(hs) == 0 || FILES_W(hs) == conf[hs])))
+#define SETTLED(hs) (conf[hs] == guc[hs] && (on[hs] -> (wst[hs] || LIVE_STANDBY(hs) && (FILES_W(hs) == 0 || FILES_W(hs) == conf[hs])) : (FILES_W(hs) == 0 || FILES_W(hs) == conf[hs])))
 
 /* the operator's choice of a worker id no other node uses (nor used) */
 #define CLASH(d, he, nw) ((he) != (d) && ((ex[he] && (conf[he] == (nw) || guc[he] == (nw))) || (issued[nw] & BIT(he)) != 0))

@@ -83,8 +83,9 @@ void log_fence(const SharedState& state, bool restore) {
                                       "(neither primary_conninfo nor restore_command is set): the lease it "
                                       "replays from the WAL is its source's.")
                           : errdetail("The lease file was written by another data directory (a base backup, "
-                                      "a restore, a copy of a stopped server, or a copy of a copy), and this "
-                                      "server is not a streaming standby."),
+                                      "a restore, a copy of a stopped server, a copy of a copy, or a clone "
+                                      "of its volume given a new UUID; also this directory after its own "
+                                      "volume was given one), and this server is not a streaming standby."),
                   errhint("Set \"snowflake.worker_id\" to a number no other node uses, or, if the "
                           "server it was copied from is gone for good, run SELECT "
                           "snowflake_adopt_worker_id().")));

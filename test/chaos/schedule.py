@@ -92,6 +92,10 @@ KINDS = {
     # issue ids again within the bound (the checker's restarts), under load
     # through its seconds after
     "container_restart": (NODES, lambda r: {"stop": r.choice(("clean", "crash")), "seconds": round(r.uniform(1, 4), 1)}),
+    # a cold copy of the node started with standby.signal and nothing to
+    # follow (primary_conninfo and restore_command empty), promoted beside
+    # its source (docs/operations.md): a restore, fenced (rule F14)
+    "standby_copy": (NODES, lambda r: {"seconds": round(r.uniform(2, 5), 1)}),
     # not detectable by design (docs/operations.md, docs/containers.md): a
     # block-level clone of a's volume started under its host name beside it
     # (a cold copy whose statx() of its data directory answers a's inode and
@@ -104,8 +108,9 @@ KINDS = {
 REGISTRY_PATHS = ("ended_window_presented", "window_dated_ahead", "rollback_without_start", "twin_holder_names",
                   "registry_clock_ahead", "registry_clock_behind")
 REGISTRY_CLOCK = ("registry_clock_ahead", "registry_clock_behind")
-# The kinds of a data directory under ephemeral host names (issue 47).
-CONTAINERS = ("container_restart",)
+# The kinds of issue 47: a data directory under ephemeral host names, and a
+# copy started as a standby with nothing to follow.
+CONTAINERS = ("container_restart", "standby_copy")
 
 
 def copy_recipe(r, how=None):
@@ -168,7 +173,8 @@ def resources(fault):
         return {"registry", *CLAIMING, "link-b"}
     if kind == "registry_life" or kind in REGISTRY_PATHS:
         return {"registry", *CLAIMING, *("link-" + slot for slot in CLAIMING)}
-    if kind in ("base_backup", "cold_copy", "pitr", "pitr_before_first_id", "copy", "pg_upgrade", "same_name_clone"):
+    if kind in ("base_backup", "cold_copy", "pitr", "pitr_before_first_id", "copy", "pg_upgrade", "same_name_clone",
+                "standby_copy"):
         return {target, "copies"}  # copies of one run one at a time (disk, CPU)
     return {target}
 
@@ -247,6 +253,8 @@ def planned(fault):
         return 2 * seconds + 12
     if fault["kind"] == "container_restart":
         return seconds + 4  # the stop, the start, the first id
+    if fault["kind"] == "standby_copy":
+        return seconds + 6  # the source stopped, copied, started; the copy started and promoted
     if fault["kind"] in REGISTRY_CLOCK:
         return fault["offset"] + 14 if fault["kind"] == "registry_clock_ahead" else 22
     return seconds + 1

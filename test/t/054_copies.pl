@@ -41,6 +41,38 @@ sub copy_node
 	return $node;
 }
 
+# A node whose data directory is the root of $from_volume, ids issued, stopped;
+# its files copied into the root of $to_volume (one inode: $same_inode says
+# so) and started beside it: refused through restarts; the source, restarted,
+# is not taken for a copy.
+sub root_copy_refused
+{
+	my ($what, $name, $worker_id, $from_volume, $to_volume, $same_inode) = @_;
+	my $source = snowflake_node($name, $worker_id);
+	PostgreSQL::Test::Utils::system_or_bail("cp -a '" . $source->data_dir . "'/. '$from_volume'/");
+	PostgreSQL::Test::Utils::system_or_bail('rm', '-rf', $source->data_dir);
+	symlink $from_volume, $source->data_dir or die "symlink: $!";
+	$source->start;
+	$source->safe_psql('postgres', 'CREATE EXTENSION snowflake');
+	$source->safe_psql('postgres', 'SELECT count(*) FROM snowflake_nextvals(1000)');
+	$source->stop;
+	my $copy = copy_node("${name}_copy", $source, sub {
+		my ($from, $to) = @_;
+		PostgreSQL::Test::Utils::system_or_bail("cp -a '$from'/. '$to_volume'/");
+		symlink $to_volume, $to or die "symlink: $!";
+	});
+	is((stat "$from_volume/.")[1], (stat "$to_volume/.")[1], $same_inode);
+	$source->start;
+	$copy->start;
+	refused_through_restarts($copy, $source, $what, $worker_id);
+	$source->restart;
+	is($source->safe_psql('postgres', 'SELECT (snowflake_decode(snowflake_nextval())).worker_id'),
+		$worker_id, "$what: the source, restarted, is not taken for a copy");
+	$copy->stop;
+	$source->stop;
+	return;
+}
+
 # Refused now, and after restarts: clean, kill -9, clean, kill -9.
 sub refused_through_restarts
 {
@@ -168,28 +200,8 @@ SKIP: {
 	my ($volume_a, $volume_b) = split / /, $ENV{SNOWFLAKE_VOLUMES} // '';
 	skip 'no two volumes to copy between (SNOWFLAKE_VOLUMES, made by test/run as root)', 19
 	  unless defined $volume_b && -d $volume_a && -d $volume_b;
-	my $rooted = snowflake_node('rooted', 22);
-	PostgreSQL::Test::Utils::system_or_bail("cp -a '" . $rooted->data_dir . "'/. '$volume_a'/");
-	PostgreSQL::Test::Utils::system_or_bail('rm', '-rf', $rooted->data_dir);
-	symlink $volume_a, $rooted->data_dir or die "symlink: $!";
-	$rooted->start;
-	$rooted->safe_psql('postgres', 'CREATE EXTENSION snowflake');
-	$rooted->safe_psql('postgres', 'SELECT count(*) FROM snowflake_nextvals(1000)');
-	$rooted->stop;
-	my $other = copy_node('other_volume', $rooted, sub {
-		my ($from, $to) = @_;
-		PostgreSQL::Test::Utils::system_or_bail("cp -a '$from'/. '$volume_b'/");
-		symlink $volume_b, $to or die "symlink: $!";
-	});
-	is((stat "$volume_a/.")[1], (stat "$volume_b/.")[1], 'both data directories are their volume\'s root, one inode');
-	$rooted->start;
-	$other->start;
-	refused_through_restarts($other, $rooted, 'a copy onto the root of another volume', 22);
-	$rooted->restart;
-	is($rooted->safe_psql('postgres', 'SELECT (snowflake_decode(snowflake_nextval())).worker_id'),
-		'22', 'the source, restarted, is not taken for a copy');
-	$other->stop;
-	$rooted->stop;
+	root_copy_refused('a copy onto the root of another volume', 'rooted', 22, $volume_a, $volume_b,
+		'both data directories are their volume\'s root, one inode');
 }
 
 # 8. A block clone of an XFS volume given a new UUID, mounted beside its
@@ -200,30 +212,10 @@ SKIP: {
 	my ($xfs_a, $xfs_b) = split / /, $ENV{SNOWFLAKE_XFS_CLONE} // '';
 	skip 'no XFS volume and clone (SNOWFLAKE_XFS_CLONE, made by test/run as root)', 19
 	  unless defined $xfs_b && -d $xfs_a && -d $xfs_b;
-	my $on_xfs = snowflake_node('on_xfs', 23);
-	PostgreSQL::Test::Utils::system_or_bail("cp -a '" . $on_xfs->data_dir . "'/. '$xfs_a'/");
-	PostgreSQL::Test::Utils::system_or_bail('rm', '-rf', $on_xfs->data_dir);
-	symlink $xfs_a, $on_xfs->data_dir or die "symlink: $!";
-	$on_xfs->start;
-	$on_xfs->safe_psql('postgres', 'CREATE EXTENSION snowflake');
-	$on_xfs->safe_psql('postgres', 'SELECT count(*) FROM snowflake_nextvals(1000)');
-	$on_xfs->stop;
-	# its root was cloned from the source's before initdb; its files are copied
-	# into it as a block clone of the stopped server holds them
-	my $clone = copy_node('xfs_clone', $on_xfs, sub {
-		my ($from, $to) = @_;
-		PostgreSQL::Test::Utils::system_or_bail("cp -a '$from'/. '$xfs_b'/");
-		symlink $xfs_b, $to or die "symlink: $!";
-	});
-	is((stat "$xfs_a/.")[1], (stat "$xfs_b/.")[1], 'the clone\'s root is its source\'s inode');
-	$on_xfs->start;
-	$clone->start;
-	refused_through_restarts($clone, $on_xfs, 'an XFS block clone with a new UUID', 23);
-	$on_xfs->restart;
-	is($on_xfs->safe_psql('postgres', 'SELECT (snowflake_decode(snowflake_nextval())).worker_id'),
-		'23', 'the source, restarted, is not taken for a copy');
-	$clone->stop;
-	$on_xfs->stop;
+	# the clone's root was cloned from the source's before initdb; its files
+	# are copied into it as a block clone of the stopped server holds them
+	root_copy_refused('an XFS block clone with a new UUID', 'on_xfs', 23, $xfs_a, $xfs_b,
+		'the clone\'s root is its source\'s inode');
 }
 
 done_testing();

@@ -46,9 +46,17 @@
 /* ---- the operator ---- */
     :: atomic { ex[d] && nren < NREN && cpd != d && RELOAD_OK(d) && conf[d] != 1 && FREE(d, 1) -> printf("ACT renumber to 1 %d\n", d); conf[d] = 1; nren++; ghost() }
     :: atomic { ex[d] && nren < NREN && cpd != d && RELOAD_OK(d) && conf[d] != 2 && FREE(d, 2) -> printf("ACT renumber to 2 %d\n", d); conf[d] = 2; nren++; ghost() }
+    :: atomic { on[d] && wst[d] && !blocked[d] && nren < NREN && cpd != d && RELOAD_OK(d) && conf[d] != 1 && FREE(d, 1) -> printf("ACT ALTER SYSTEM to 1 %d\n", d);
+        /* ALTER SYSTEM: the pending worker id recorded before the file is written (F15) */
+        conf[d] = 1; nren++; pen[d] = 1; write_lease(d, weff[d]); write_fence(d, weff[d]); log_lease(d); ghost() }
+    :: atomic { on[d] && wst[d] && !blocked[d] && nren < NREN && cpd != d && RELOAD_OK(d) && conf[d] != 2 && FREE(d, 2) -> printf("ACT ALTER SYSTEM to 2 %d\n", d);
+        conf[d] = 2; nren++; pen[d] = 2; write_lease(d, weff[d]); write_fence(d, weff[d]); log_lease(d); ghost() }
+    :: atomic { on[d] && wst[d] && !blocked[d] && conf[d] != guc[d] && pen[d] != conf[d] -> printf("ACT lease writer polls the settings %d\n", d);
+        /* a hand edit seen at the lease writer's poll (F15) */
+        pen[d] = conf[d]; write_lease(d, weff[d]); write_fence(d, weff[d]); log_lease(d); ghost() }
     :: atomic { on[d] && guc[d] != conf[d] && RELOAD_OK(d) -> printf("ACT reload %d\n", d);
         /* a reload; the lease writer applies the worker id (apply_worker_id) */
-        guc[d] = conf[d];
+        guc[d] = conf[d]; pen[d] = 0;
         if
         :: wst[d] -> weff[d] = guc[d]; record_worker_id(d)
         :: else
@@ -122,7 +130,7 @@
         /* pg_rewind of the old primary from the new one */
         hs = succ[d];
         copy_lease_files(hs, d); conf[d] = conf[hs]; guc[d] = conf[hs];
-        wrw[d] = BIT(weff[hs]); wrf[d] = fen[hs]; wlast[d] = weff[hs];
+        wrw[d] = BIT(weff[hs]) | BIT(pen[hs]); wrf[d] = fen[hs]; wlast[d] = weff[hs];
         bl[d] = 1; rs[d] = 0; tgt[d] = 0; demoted[d] = 0; decided[d] = 0;
         if
         :: ss[d] = 1; up[d] = hs      /* then a standby of the new primary */
@@ -139,7 +147,7 @@
         wrw[ht] = 0; wrf[ht] = 0; wlast[ht] = 0;
         bl[ht] = 1; rs[ht] = 0; ss[ht] = 0; tgt[ht] = 0; up[ht] = NONE;
         if
-        :: !inrec[d] -> wrw[ht] = BIT(weff[d]); wrf[ht] = fen[d]; wlast[ht] = weff[d]  /* a lease record in the backup's WAL */
+        :: !inrec[d] -> wrw[ht] = BIT(weff[d]) | BIT(pen[d]); wrf[ht] = fen[d]; wlast[ht] = weff[d]  /* a lease record in the backup's WAL */
         :: true
         fi;
         if

@@ -88,8 +88,8 @@
 bit  ex[DMAX];                 /* exists, not gone for good */
 byte idn[DMAX];                /* its identity (datadir: own_directory) */
 byte src[DMAX];                /* the directory it was copied from */
-byte lf[DMAX], lw[DMAX], lfen[DMAX], lid[DMAX];   /* pg_snowflake/lease: state, worker id, fence, writer */
-byte ff[DMAX], fw[DMAX], ffen[DMAX], fid[DMAX];   /* pg_snowflake/fence */
+byte lf[DMAX], lw[DMAX], lfen[DMAX], lid[DMAX], lpen[DMAX];   /* pg_snowflake/lease: state, worker id, fence, writer, pending worker id */
+byte ff[DMAX], fw[DMAX], ffen[DMAX], fid[DMAX], fpen[DMAX];   /* pg_snowflake/fence */
 byte wrw[DMAX], wrf[DMAX], wlast[DMAX];        /* lease records past the last checkpoint: worker ids, fences, last worker id */
 bit  bl[DMAX], rs[DMAX], ss[DMAX], tgt[DMAX];     /* backup_label (or pg_control's backup end), recovery.signal, standby.signal, a recovery target */
 byte up[DMAX];                 /* a standby's primary */
@@ -104,6 +104,10 @@ byte succ[DMAX];               /* the standby promoted in its place */
 bit  on[DMAX], inrec[DMAX], wst[DMAX], replayed[DMAX], issrun[DMAX];
 bit  restore[DMAX], elsewhere[DMAX], blocked[DMAX];
 byte weff[DMAX], fen[DMAX], lwid[DMAX];
+/* F15: the worker id the settings' files name while another is in effect, as
+ * the running server knows it (ALTER SYSTEM at once, a hand edit at the lease
+ * writer's next poll): written into the lease and its records */
+byte pen[DMAX];
 /* F13: the worker id a lease written under another host name named (the
  * directory moved, or a block clone), its identity, and whether its fence is
  * this start's only (kept out of the lease file, stamped with that identity,
@@ -119,7 +123,7 @@ byte ncop, nren, ndmg, nfail, nmov, nro;
 byte cpd = NONE, cps, cpfirst;   /* a file copy of a running server in progress */
 
 /* scratch, 0 between actions */
-byte hi, he, ht, hs, hw, hm, L_ex, L_w, L_fen, L_id, source, grew, sf, si;
+byte hi, he, ht, hs, hw, hm, L_ex, L_w, L_fen, L_id, L_pen, source, grew, sf, si;
 
 /* a standby that follows its source as the code tells it (standby_following):
  * standby.signal, no recovery target (F4), something to stream from
@@ -176,7 +180,7 @@ inline ghost() {
         hi++
     :: else -> break
     od;
-    hi = 0; he = 0; ht = 0; hs = 0; hw = 0; hm = 0; L_ex = 0; L_w = 0; L_fen = 0; L_id = 0; source = 0; grew = 0; sf = 0; si = 0
+    hi = 0; he = 0; ht = 0; hs = 0; hw = 0; hm = 0; L_ex = 0; L_w = 0; L_fen = 0; L_id = 0; L_pen = 0; source = 0; grew = 0; sf = 0; si = 0
 }
 
 /* the lease's identity and fence as stamp() (lease_file.cpp) writes them:
@@ -201,11 +205,11 @@ inline stamp(d, worker) {
 
 /* write_lease: the lease file stamped with this directory */
 inline write_lease(d, worker) {
-    stamp(d, worker); lf[d] = OK; lw[d] = worker; lfen[d] = sf; lid[d] = si
+    stamp(d, worker); lf[d] = OK; lw[d] = worker; lfen[d] = sf; lid[d] = si; lpen[d] = pen[d]
 }
 /* write_fence_copy */
 inline write_fence(d, worker) {
-    stamp(d, worker); ff[d] = OK; fw[d] = worker; ffen[d] = sf; fid[d] = si
+    stamp(d, worker); ff[d] = OK; fw[d] = worker; ffen[d] = sf; fid[d] = si; fpen[d] = pen[d]
 }
 /* log_lease: a lease record in the WAL */
 inline log_lease(d) {
@@ -213,7 +217,7 @@ inline log_lease(d) {
 #ifdef NO_F13W
     sf = fen[d];         /* (mutation) the record holds the fence of this start */
 #endif
-    wrw[d] = wrw[d] | BIT(weff[d]); wrf[d] = wrf[d] | sf; wlast[d] = weff[d]
+    wrw[d] = wrw[d] | BIT(weff[d]) | BIT(pen[d]); wrf[d] = wrf[d] | sf; wlast[d] = weff[d]
 }
 
 /* record_worker_id (lease_writer.cpp): the worker id in effect written at once */
@@ -239,15 +243,15 @@ inline writer_starts(d) {
 inline start(d) {
     on[d] = 1; wst[d] = 0; issrun[d] = 0; replayed[d] = 0;
     blocked[d] = 0; restore[d] = 0; elsewhere[d] = 0; fen[d] = 0; lwid[d] = 0;
-    mvw[d] = 0; mvid[d] = 0; mvt[d] = 0;
+    mvw[d] = 0; mvid[d] = 0; mvt[d] = 0; pen[d] = 0;
     guc[d] = conf[d]; weff[d] = conf[d];
     /* load_lease: the fence's copy stands in for a missing lease file (F10) */
     L_ex = 0;
     if
-    :: lf[d] == OK -> L_ex = 1; L_w = lw[d]; L_fen = lfen[d]; L_id = lid[d]
+    :: lf[d] == OK -> L_ex = 1; L_w = lw[d]; L_fen = lfen[d]; L_id = lid[d]; L_pen = lpen[d]
     :: lf[d] == CORRUPT -> blocked[d] = 1
 #ifndef NO_F10
-    :: lf[d] == MISSING && ff[d] == OK -> L_ex = 1; L_w = fw[d]; L_fen = ffen[d]; L_id = fid[d]
+    :: lf[d] == MISSING && ff[d] == OK -> L_ex = 1; L_w = fw[d]; L_fen = ffen[d]; L_id = fid[d]; L_pen = fpen[d]
 #endif
     :: else
     fi;
@@ -303,9 +307,16 @@ inline start(d) {
         :: L_ex -> fen[d] = fen[d] | L_fen
         :: else
         fi;
+#ifndef NO_F15
+        /* the source's pending worker id, which it takes at its reload (F15) */
+        if
+        :: L_ex -> fen[d] = fen[d] | IDS(BIT(L_pen))
+        :: else
+        fi;
+#endif
 #ifndef NO_F9
         if
-        :: source != 0 || (L_ex && IDS(L_fen) != 0) ->
+        :: source != 0 || (L_ex && IDS(L_fen | BIT(L_pen)) != 0) ->
             /* keep_fence */
             write_fence(d, source); write_lease(d, source); elsewhere[d] = 0
         :: else
@@ -416,8 +427,8 @@ inline issue(d) {
 
 /* copies: the files of s into t */
 inline copy_lease_files(hs, ht) {
-    lf[ht] = lf[hs]; lw[ht] = lw[hs]; lfen[ht] = lfen[hs]; lid[ht] = lid[hs];
-    ff[ht] = ff[hs]; fw[ht] = fw[hs]; ffen[ht] = ffen[hs]; fid[ht] = fid[hs]
+    lf[ht] = lf[hs]; lw[ht] = lw[hs]; lfen[ht] = lfen[hs]; lid[ht] = lid[hs]; lpen[ht] = lpen[hs];
+    ff[ht] = ff[hs]; fw[ht] = fw[hs]; ffen[ht] = ffen[hs]; fid[ht] = fid[hs]; fpen[ht] = fpen[hs]
 }
 inline copy_wal_conf(hs, ht) {
     wrw[ht] = wrw[hs]; wrf[ht] = wrf[hs]; wlast[ht] = wlast[hs];
@@ -510,15 +521,19 @@ inline finish_running_copy() {
 #undef FILES_W
 #define FILES_W(s) 0
 #endif
+/* a worker-id change waiting for its reload, known to the running server
+ * (F15: ALTER SYSTEM, or a hand edit the lease writer has polled) and
+ * written into its lease and records: a copy may be taken */
+#define PENDING_KNOWN(hs) (on[hs] && wst[hs] && conf[hs] != guc[hs] && pen[hs] == conf[hs] && (lf[hs] != OK || lpen[hs] == conf[hs]) && (ff[hs] != OK || fpen[hs] == conf[hs]))
 #ifdef KNOWN_47
 #define BACKUP_SETTLED(hs) 1
 #else
-#define BACKUP_SETTLED(hs) SETTLED(hs)
+#define BACKUP_SETTLED(hs) (SETTLED(hs) || PENDING_KNOWN(hs))
 #endif
 #ifdef KNOWN_47_REWIND
 #define REWIND_SETTLED(hs) 1
 #else
-#define REWIND_SETTLED(hs) SETTLED(hs)
+#define REWIND_SETTLED(hs) (SETTLED(hs) || PENDING_KNOWN(hs))
 #endif
 
 active proctype world() {

@@ -175,6 +175,7 @@ std::size_t format_lease_text(const Lease& lease, char* buf) noexcept {
     format_node_layout(lease.layout, layout);
     appendf(buf, n, "layout %s\n", layout);
     if (named) appendf(buf, n, "host_name %.*s\n", static_cast<int>(kHostNameMax), lease.host_name.data());
+    if (lease.pending_worker != kNoWorker) appendf(buf, n, "pending %u\n", lease.pending_worker);
     if (n < kLeaseTextMax) appendf(buf, n, "crc32c %08x\n", crc32c(buf, n));
     return n < kLeaseTextMax ? n : 0;
 }
@@ -288,6 +289,10 @@ LeaseText parse_lease(const char* text, std::size_t length, Lease& lease) noexce
         std::memcpy(parsed.host_name.data(), p + 10, static_cast<std::size_t>(end - (p + 10)));
         p = end + 1;
     }
+    if (std::strncmp(p, "pending ", 8) == 0) {
+        if (!lease_field(p, "pending", kMaxAnyWorker, value)) return LeaseText::Malformed;
+        parsed.pending_worker = static_cast<std::uint32_t>(value);
+    }
     if (static_cast<std::size_t>(p - copy) != body) return LeaseText::Malformed;
     // Exactly what format_lease writes (wrote): no leading zeros, nothing after a NUL.
     char written[kLeaseTextMax];
@@ -301,7 +306,7 @@ LeaseText parse_lease(const char* text, std::size_t length, Lease& lease) noexce
 LeaseRecord lease_record(const Lease& lease) noexcept {
     LeaseRecord record;
     std::memset(&record, 0, sizeof record);
-    record.version = kLeaseRecordVersion;
+    record.version = lease.pending_worker == kNoWorker ? 1 : kLeaseRecordVersion;
     record.worker_id = lease.worker_id;
     record.epoch_unix_ms = lease.epoch_unix_ms;
     record.lease_ms = lease.lease_ms;
@@ -313,16 +318,23 @@ LeaseRecord lease_record(const Lease& lease) noexcept {
     record.sequence_above_worker = lease.layout.sequence_above_worker ? 1 : 0;
     record.fenced_count = std::min<std::uint32_t>(lease.fenced_count, kMaxFenced);
     for (std::uint32_t i = 0; i < record.fenced_count; ++i) record.fenced[i] = lease.fenced[i];
+    record.pending_worker = lease.pending_worker;
     return record;
 }
 
 bool lease_of_record(const void* data, std::size_t length, Lease& lease) noexcept {
     LeaseRecord record;
-    if (length != sizeof record) return false;
-    std::memcpy(&record, data, sizeof record);
-    if (record.version != kLeaseRecordVersion || record.fenced_count > kMaxFenced ||
-        record.sequence_above_worker > 1)
+    std::memset(&record, 0, sizeof record);
+    if (length != sizeof record && length != kLeaseRecordV1Size) return false;
+    std::memcpy(&record, data, length);
+    if (length == kLeaseRecordV1Size) {
+        if (record.version != 1) return false;
+        record.pending_worker = kNoWorker;
+    } else if (record.version != kLeaseRecordVersion || record.zero != 0 ||
+               (record.pending_worker > kMaxAnyWorker && record.pending_worker != kNoWorker)) {
         return false;
+    }
+    if (record.fenced_count > kMaxFenced || record.sequence_above_worker > 1) return false;
     const Layout layout = make_layout(record.unit_ms, record.time_bits, record.worker_bits, record.sequence_bits,
                                       record.sequence_above_worker == 1);
     char text[kLayoutTextMax];
@@ -334,6 +346,7 @@ bool lease_of_record(const void* data, std::size_t length, Lease& lease) noexcep
     parsed.layout = layout;
     parsed.fenced_count = record.fenced_count;
     for (std::uint32_t i = 0; i < record.fenced_count; ++i) parsed.fenced[i] = record.fenced[i];
+    parsed.pending_worker = record.pending_worker;
     lease = parsed;
     return true;
 }

@@ -49,14 +49,18 @@ struct Lease {
     // to kHostNameMax printable characters but space; "": not recorded (a
     // version 5 file, written so when empty).
     std::array<char, kHostNameMax + 1> host_name{};
+    // The worker id the settings' files name while another is in effect (a
+    // reload pending): the one this directory's server takes next, refused by
+    // its copies (fence.hpp, F15); kNoWorker: none.
+    std::uint32_t pending_worker = kNoWorker;
     bool operator==(const Lease&) const = default;
 };
 
-// Room for the text of any Lease, in range or not (at most 443 characters and
+// Room for the text of any Lease, in range or not (at most 462 characters and
 // a NUL: a negative epoch, 20-digit marks and directory numbers, 10-digit
-// worker ids, a layout line of at most 71, a host name line of at most 75,
-// the checksum line).
-inline constexpr std::size_t kLeaseTextMax = 448;
+// worker ids, a layout line of at most 71, a host name line of at most 75, a
+// pending line of at most 19, the checksum line).
+inline constexpr std::size_t kLeaseTextMax = 464;
 
 // Whether a host name can be recorded in a lease: 1 to kHostNameMax
 // printable ASCII characters but space.
@@ -75,11 +79,15 @@ ChecksumLine check_checksum_line(const char* text, std::size_t length) noexcept;
 // Writes the lease as text into buf (kLeaseTextMax bytes), version 6 (5
 // without a host name, as 1.0 wrote it: read by both), its
 // last line the CRC-32C of the lines before it; returns its length. Only the
-// first fenced_count (at most kMaxFenced) fenced worker ids are written.
+// first fenced_count (at most kMaxFenced) fenced worker ids are written; a
+// pending worker id as a line "pending <id>" before the checksum (1.0 never
+// wrote one).
 std::size_t format_lease(const Lease& lease, char* buf) noexcept;
 
 // The lease in the WAL: a fixed struct of its own, every byte set (no
-// padding), versioned; not the in-memory Lease. Version 1.
+// padding), versioned; not the in-memory Lease. Version 1 (as 1.0 writes
+// it: the first 80 bytes) without a pending worker id, so that 1.0 and 1.1
+// replay each other's; version 2 (all of it) with one.
 struct LeaseRecord {
     std::uint32_t version;
     std::uint32_t worker_id;
@@ -93,14 +101,22 @@ struct LeaseRecord {
     std::uint8_t sequence_above_worker;
     std::uint32_t fenced_count;
     std::uint32_t fenced[kMaxFenced];
+    std::uint32_t pending_worker;  // version 2
+    std::uint32_t zero;            // version 2: 0
 };
-static_assert(sizeof(LeaseRecord) == 80 && std::has_unique_object_representations_v<LeaseRecord>,
+static_assert(sizeof(LeaseRecord) == 88 && std::has_unique_object_representations_v<LeaseRecord>,
               "a WAL record has no padding: every byte written is set");
-inline constexpr std::uint32_t kLeaseRecordVersion = 1;
+inline constexpr std::uint32_t kLeaseRecordVersion = 2;
+inline constexpr std::size_t kLeaseRecordV1Size = 80;
+static_assert(offsetof(LeaseRecord, pending_worker) == kLeaseRecordV1Size, "version 2 appends to version 1");
 
 LeaseRecord lease_record(const Lease& lease) noexcept;
-// False when the record is not version 1 of exactly that size, or holds a
-// layout or fence a lease cannot.
+// The bytes of a record that are written: its version's.
+inline std::size_t record_size(const LeaseRecord& record) noexcept {
+    return record.version == 1 ? kLeaseRecordV1Size : sizeof record;
+}
+// False when the record is not version 2 of exactly its size or version 1 of
+// its 80 bytes, or holds a layout, fence or pending worker id a lease cannot.
 bool lease_of_record(const void* data, std::size_t length, Lease& lease) noexcept;
 
 enum class LeaseText : std::uint8_t { Ok, Malformed, BadChecksum };

@@ -17,6 +17,7 @@ extern "C" {
 #include "utils/guc.h"
 #include "storage/condition_variable.h"
 #include "storage/latch.h"
+#include "storage/lwlock.h"
 #include "storage/spin.h"
 #include "utils/timestamp.h"
 }
@@ -72,6 +73,11 @@ struct SharedState {
     // kNoWorker once a lease is written under another worker id, or adopted.
     std::atomic<std::uint32_t> moved_worker;
     bool moved_fence;
+    // The worker id the settings' files name while another is in effect (a
+    // reload pending: pending.hpp, F15), written into every lease; kNoWorker:
+    // none. Set holding pending_lock, then the lease rewritten.
+    std::atomic<std::uint32_t> pending_worker;
+    LWLock* pending_lock;
     Lease moved_from;  // the lease's identity: directory_host, directory_inode, host_name
     std::atomic<Latch*> lease_writer_latch;  // wakes the lease writer; null while none runs
     std::atomic<std::uint32_t> writer_busy;    // 1 while a process writes the lease

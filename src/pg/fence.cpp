@@ -106,7 +106,8 @@ bool keep_fence(SharedState& state, std::uint64_t lease_units, std::uint64_t clo
 }
 
 // The fence of a data directory that holds another directory's lease, or
-// restores: every worker id the source used or refused.
+// restores: every worker id the source used or refused, and the one it takes
+// at its next reload (F15).
 void fence_copy(SharedState& state, const Lease& copied, std::uint32_t configured) {
     GeneratorState& generator = state.generator;
     // Without a worker id in the lease (none ever issued an id, or no lease:
@@ -115,7 +116,8 @@ void fence_copy(SharedState& state, const Lease& copied, std::uint32_t configure
     const std::uint32_t source = copied.worker_id != kNoWorker ? copied.worker_id : configured;
     if (source != kNoWorker) fence(generator, source, true);
     for (std::uint32_t i = 0; i < copied.fenced_count; ++i) fence(generator, copied.fenced[i], true);
-    if (source == kNoWorker && copied.fenced_count == 0) return;
+    fence(generator, copied.pending_worker, true);  // (kNoWorker: nothing)
+    if (source == kNoWorker && copied.fenced_count == 0 && copied.pending_worker == kNoWorker) return;
     log_fence(state, state.restore);
     (void)keep_fence(state, units_of(state, copied.lease_ms), units_of(state, copied.clock_ms), source, true);
 }
@@ -127,8 +129,12 @@ void fence_copy(SharedState& state, const Lease& copied, std::uint32_t configure
 // kept out of the files, which keep the lease's identity while that worker id
 // is in effect (stamp): set to the name the lease records, snowflake.host_name
 // lifts it; a worker id of its own, or an adoption, ends the move.
+// A worker id the lease records as pending (F15) that this start takes is
+// the one refused: the directory's next, or a clone's source's.
 void fence_moved(SharedState& state, const Lease& lease, std::uint32_t configured) {
-    const std::uint32_t source = lease.worker_id != kNoWorker ? lease.worker_id : configured;
+    const std::uint32_t source = lease.pending_worker != kNoWorker && lease.pending_worker == configured ? configured
+                                 : lease.worker_id != kNoWorker                                         ? lease.worker_id
+                                                                                                        : configured;
     if (source == kNoWorker) return;
     state.moved_fence = !is_fenced(state.generator, source);
     fence(state.generator, source, true);
@@ -173,6 +179,7 @@ void fence_replayed(SharedState& state, const Lease& replayed) {
         grew = true;
     };
     refuse(replayed.worker_id);
+    refuse(replayed.pending_worker);  // (kNoWorker: nothing)
     for (std::uint32_t i = 0; i < std::min<std::uint32_t>(replayed.fenced_count, kMaxFenced); ++i)
         refuse(replayed.fenced[i]);
     const std::uint64_t lease_units = std::max(units_of(state, replayed.lease_ms), generator.lease_units.load());

@@ -2,7 +2,7 @@
 #include "edge.hpp"
 #include "fence.hpp"
 #include "lease_file.hpp"
-#include "lease_writer.hpp"
+#include "lease_write.hpp"
 #include "registry.hpp"
 
 extern "C" {

@@ -320,6 +320,7 @@ Lease lease_of(const SharedState& state, std::uint64_t lease_units, std::uint64_
     Lease lease{state.epoch_unix_ms, ms_of(state, lease_units), ms_of(state, clock_units),
                 worker_in_effect(state.generator)};
     lease.layout = state.layout;
+    if (const std::uint32_t pending = state.pending_worker.load(); pending != lease.worker_id) lease.pending_worker = pending;
     for (std::uint32_t w = 0; w <= state.layout.max_worker && lease.fenced_count < kMaxFenced; ++w)
         if (is_fenced(state.generator, w)) lease.fenced[lease.fenced_count++] = w;
     return lease;

@@ -69,10 +69,17 @@ void lease_redo(XLogReaderState* record) {
         grew = grew || !is_fenced(generator, lease.fenced[i]);
         fence(generator, lease.fenced[i], true);
     }
+    // The primary's pending worker id (F15) is written into this node's lease,
+    // so that a copy of it refuses it too, also when it is all that changed.
+    const bool pending_changed = state->pending_worker.exchange(lease.pending_worker) != lease.pending_worker;
     const std::uint64_t mark = std::max(lease_units, generator.lease_units.load());
-    if (mark == generator.lease_units.load() && !grew) return;
+    if (mark == generator.lease_units.load() && !grew && !pending_changed) return;
     Lease kept = lease_of(*state, mark, units_of(*state, lease.clock_ms));
-    kept.worker_id = lease.worker_id;
+    // The record's worker id, or a move's of this start (fence.hpp, F13), so
+    // that the move goes on: its files keep the lease's identity (as_written).
+    const std::uint32_t moved = state->moved_worker.load();
+    kept.worker_id = moved != kNoWorker ? moved : lease.worker_id;
+    kept.pending_worker = lease.pending_worker != kept.worker_id ? lease.pending_worker : kNoWorker;
     if ((!grew || write_fence_copy(kept, LOG)) && write_lease(kept, LOG)) generator.lease_units.store(mark);
 }
 
@@ -93,6 +100,7 @@ void lease_desc(StringInfo buffer, XLogReaderState* record) {
     else
         appendStringInfo(buffer, "%u", lease.worker_id);
     appendStringInfo(buffer, " fenced %u layout %s", lease.fenced_count, layout);
+    if (lease.pending_worker != kNoWorker) appendStringInfo(buffer, " pending %u", lease.pending_worker);
 }
 
 const char* lease_identify(uint8 info) {
@@ -104,7 +112,7 @@ const char* lease_identify(uint8 info) {
 void log_lease(const Lease& lease) {
     LeaseRecord record = lease_record(as_written(lease));
     XLogBeginInsert();
-    XLogRegisterData(reinterpret_cast<char*>(&record), sizeof record);
+    XLogRegisterData(reinterpret_cast<char*>(&record), static_cast<int>(record_size(record)));
     // Not activity: an idle node's checkpoints are still skipped and
     // archive_timeout does not switch segments for it.
     XLogSetRecordFlags(XLOG_MARK_UNIMPORTANT);

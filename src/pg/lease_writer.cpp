@@ -1,10 +1,9 @@
-// The lease writer (lease_writer.hpp). One process writes at a time
-// (writer_busy); only when no writer process runs does a backend write the
-// lease itself.
+// The lease writer (lease_writer.hpp): the background worker.
 #include "lease_writer.hpp"
 
 #include "lease_file.hpp"
-#include "lease_wal.hpp"
+#include "lease_write.hpp"
+#include "pending.hpp"
 
 extern "C" {
 #include "access/xlog.h"
@@ -21,66 +20,14 @@ PGDLLEXPORT void snowflake_lease_worker_main(Datum argument);
 namespace snowflake::pg {
 namespace {
 
-// Whether a repeated fault is reported now (at most once a second); when it
-// is, `unreported` is how many were not since the last report.
-bool report_now(SharedState::Throttle& throttle, std::uint64_t& unreported) {
-    const std::int64_t now = unix_now_ms();
-    std::int64_t last = throttle.reported_ms.load();
-    if (now - last < 1000 || !throttle.reported_ms.compare_exchange_strong(last, now)) return false;
-    unreported = throttle.unreported.exchange(0);
-    return true;
-}
-
-// Extends the lease to `target` (layout units) unless another process is writing or it
-// already reaches that far (`rewrite`: writes it also when it does, to record
-// the worker id in effect); wakes every waiter afterwards. A failed write is
-// counted, so that the backends waiting for it give up with an error.
-void write_lease_once(SharedState& state, std::uint64_t target, bool rewrite = false) {
-    std::uint32_t idle = 0;
-    if (!state.writer_busy.compare_exchange_strong(idle, 1)) return;
-    PG_TRY();
-    {
-        GeneratorState& generator = state.generator;
-        if (generator.lease_units.load() < target || (rewrite && generator.lease_units.load() == target)) {
-            const Lease lease = lease_of(state, target, generator.clock_high.load());
-            // A disk that fails fails every call: its reason is logged once a second.
-            std::uint64_t unreported = 0;
-            const std::int64_t now = unix_now_ms();
-            const bool report = now - state.write_failures.reported_ms.load() >= 1000;
-            if (write_lease(lease, report ? LOG : DEBUG1)) {
-                state.lease_elsewhere.store(false);  // this directory's lease now
-                log_lease(lease);
-                // Published only once durable: no id beyond the file's mark is issued.
-                generator.lease_units.store(target, std::memory_order_release);
-                generator.lease_extensions.fetch_add(1, std::memory_order_relaxed);
-            } else {
-                state.lease_failures.fetch_add(1);
-                if (!report || !report_now(state.write_failures, unreported))
-                    state.write_failures.unreported.fetch_add(1);
-                else if (unreported > 0)
-                    ereport(LOG, (errmsg("snowflake: %llu more failed lease writes were not logged",
-                                         static_cast<unsigned long long>(unreported))));
-            }
-        }
-    }
-    PG_FINALLY();
-    {
-        state.writer_busy.store(0);
-        ConditionVariableBroadcast(&state.lease_written);
-    }
-    PG_END_TRY();
-}
-
 // Writes the worker id in effect into the lease file and the fence's copy at
 // once (at start and when it changes), not at the first id: a copy of this
 // directory made before its first id (a golden image, an early base backup),
 // or whose lease file is then removed, carries a lease written elsewhere
 // naming the worker id it must refuse.
 void record_worker_id(SharedState& state) {
-    GeneratorState& generator = state.generator;
-    if (state.blocked != Blocked::No || worker_in_effect(generator) == kNoWorker || RecoveryInProgress()) return;
-    write_lease_once(state, generator.lease_units.load(), true);
-    (void)write_fence_copy(lease_of(state, generator.lease_units.load(), generator.clock_high.load()), LOG);
+    if (state.blocked != Blocked::No || worker_in_effect(state.generator) == kNoWorker || RecoveryInProgress()) return;
+    (void)rewrite_lease(state);
 }
 
 // Applies the configured snowflake.worker_id to the whole node at once and
@@ -165,55 +112,9 @@ void install_log_throttle() {
     emit_log_hook = SNOWFLAKE_CALLBACK(throttle_call_errors, FATAL);
 }
 
-std::int64_t writer_stalled_ms(const SharedState& state) {
-    const std::int64_t alive = state.writer_alive_ms.load();
-    if (state.lease_writer_latch.load() == nullptr || alive == 0) return 0;
-    const std::int64_t since = unix_now_ms() - alive;
-    return since > 2000 ? since : 0;  // it turns at least once a second
-}
-
 void register_lease_worker() {
     // never on a standby
     register_worker("snowflake_lease_worker_main", "snowflake lease worker", BgWorkerStart_RecoveryFinished);
-}
-
-void extend_lease(SharedState& state, std::uint64_t needed_units) {
-    GeneratorState& generator = state.generator;
-    request_lease(generator, needed_units);
-    const std::uint64_t failures = state.lease_failures.load();
-    ConditionVariablePrepareToSleep(&state.lease_written);
-    while (generator.lease_units.load(std::memory_order_acquire) < needed_units) {
-        if (state.lease_failures.load() != failures) {
-            ConditionVariableCancelSleep();
-            ereport(ERROR, (errcode(ERRCODE_IO_ERROR),
-                            errmsg(SNOWFLAKE_LEASE_NOT_EXTENDED),
-                            errdetail("Writing the file \"pg_snowflake/lease\" in the data directory "
-                                      "failed; the server log says why."),
-                            errhint("No id is issued beyond the lease on disk. Fix the cause "
-                                    "and call again.")));
-        }
-        if (Latch* writer = state.lease_writer_latch.load()) {
-            SetLatch(writer);
-            std::uint64_t unreported = 0;
-            if (const std::int64_t stalled = writer_stalled_ms(state);
-                stalled > 0 && report_now(state.writer_stalls, unreported))
-                ereport(WARNING,
-                        (errmsg("snowflake: the lease writer (pid %d) has not answered for %lld ms",
-                                state.writer_pid.load(), static_cast<long long>(stalled)),
-                         errdetail("Calls that need the lease wait for it (cancel and "
-                                   "statement_timeout end the wait); %llu such warnings were not "
-                                   "logged since the last.",
-                                   static_cast<unsigned long long>(unreported)),
-                         errhint("A stopped (SIGSTOP) or stuck process, or a disk that does not "
-                                 "answer: snowflake_status shows writer_stalled_ms.")));
-        }
-        else  // no lease writer runs (it is restarting): write it here
-            write_lease_once(state, lease_target(generator, generator_config(), needed_units,
-                                                 now_units(state)));
-        // Interruptible: cancel and statement_timeout end the wait.
-        (void)ConditionVariableTimedSleep(&state.lease_written, 100, PG_WAIT_EXTENSION);
-    }
-    ConditionVariableCancelSleep();
 }
 
 namespace {
@@ -235,6 +136,7 @@ void lease_worker_main(Datum) {
     state.lease_writer_latch.store(MyLatch);
     apply_worker_id(state);  // a change made while no writer ran
     if (!registry_mode()) record_worker_id(state);
+    std::int64_t polled_ms = 0;
     while (!ShutdownRequestPending) {
         state.writer_alive_ms.store(unix_now_ms());
         // A promoted streaming standby whose lease file is still its source's:
@@ -245,6 +147,12 @@ void lease_worker_main(Datum) {
             ConfigReloadPending = false;
             ProcessConfigFile(PGC_SIGHUP);
             apply_worker_id(state);
+            polled_ms = 0;
+        }
+        // a worker-id change waiting for a reload (pending.hpp)
+        if (unix_now_ms() - polled_ms >= 1000) {
+            poll_pending_worker(state);
+            polled_ms = unix_now_ms();
         }
         const Config config = generator_config();
         if (state.blocked == Blocked::No) {

@@ -5,6 +5,7 @@
 #include "lease_file.hpp"
 #include "lease_wal.hpp"
 #include "lease_writer.hpp"
+#include "pending.hpp"
 #include "registry.hpp"
 
 extern "C" {
@@ -32,6 +33,7 @@ std::size_t shared_size() { return MAXALIGN(sizeof(SharedState)); }
 void request_shared_memory() {
     if (previous_shmem_request_hook) previous_shmem_request_hook();
     RequestAddinShmemSpace(shared_size());
+    RequestNamedLWLockTranche("snowflake", 1);
 }
 
 // At the postmaster's exit: the lease shrinks first, then the registry's
@@ -58,6 +60,8 @@ void startup_shared_memory() {
         shared->registry.previous = kNoWorker;
         shared->lease_worker_id = kNoWorker;
         shared->moved_worker = kNoWorker;
+        shared->pending_worker = kNoWorker;
+        shared->pending_lock = &GetNamedLWLockTranche("snowflake")->lock;
         shared->registry.worker_id = kNoWorker;
         SpinLockInit(&shared->registry.lock);
         Lease lease{};
@@ -86,6 +90,7 @@ void init() {
     shmem_startup_hook = SNOWFLAKE_CALLBACK(startup_shared_memory, FATAL);
     register_lease_wal();
     register_lease_worker();
+    install_pending_hook();
     if (registry_mode() && !IsBinaryUpgrade) {  // pg_upgrade's servers claim nothing
         make_incarnation();
         register_registry_worker();

@@ -32,7 +32,8 @@ bool in_range(const Lease& lease) {
     for (std::uint32_t i = 0; fenced_ok && i < lease.fenced_count; ++i)
         fenced_ok = lease.fenced[i] <= snowflake::kMaxAnyWorker && (i == 0 || lease.fenced[i] > lease.fenced[i - 1]);
     return lease.epoch_unix_ms >= 0 && lease.lease_ms <= snowflake::kMaxId && lease.clock_ms <= snowflake::kMaxId &&
-           (lease.worker_id <= snowflake::kMaxAnyWorker || lease.worker_id == snowflake::kNoWorker) && fenced_ok &&
+           (lease.worker_id <= snowflake::kMaxAnyWorker || lease.worker_id == snowflake::kNoWorker) &&
+           (lease.pending_worker <= snowflake::kMaxAnyWorker || lease.pending_worker == snowflake::kNoWorker) && fenced_ok &&
            layout_ok(lease.layout);
 }
 
@@ -66,6 +67,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         std::memcpy(&lease.clock_ms, data + 16, 8);
         std::memcpy(&lease.worker_id, data + 24, 4);
         lease.layout = kLayouts[data[27] % std::size(kLayouts)];
+        // a pending worker id when byte 27's high bit is set: the worker id's field, shifted
+        lease.pending_worker = (data[27] & 0x80) != 0 ? lease.worker_id >> 1 : snowflake::kNoWorker;
         lease.fenced_count = 0;
         for (std::size_t i = 28; i + 3 <= size && lease.fenced_count < snowflake::kMaxFenced; i += 3)
             lease.fenced[lease.fenced_count++] = data[i] | data[i + 1] << 8 | (data[i + 2] & 1) << 16;  // some past 65535

@@ -38,7 +38,8 @@ sub snowflake_node
 
 # The lease file of a node as a hash { version, epoch_unix_ms, lease_ms, clock_ms,
 # worker_id, fenced (a list), directory_host, directory_inode, layout,
-# host_name (version 6; undef in 1.0's version 5), crc32c, text },
+# host_name (version 6; undef in 1.0's version 5), pending (the worker id a
+# reload takes; undef: none), crc32c, text },
 # undef when there is none; dies when it is not in the form the extension
 # writes (the checksum is the extension's to check).
 sub read_lease
@@ -51,7 +52,7 @@ sub read_lease
 	length($text) == 512
 	  && $text =~ /\A(snowflake\ lease\ ([56])\nepoch_unix_ms\ (\d+)\nlease_ms\ (\d+)\nclock_ms\ (\d+)\n
 	               worker_id\ (\d+|none)\nfenced\ (none|\d+(?:\ \d+)*)\ndirectory\ (\d+)\ (\d+)\n
-	               layout\ ([a-z0-9= ]+)\n(?:host_name\ ([!-~]{1,64})\n)?crc32c\ ([0-9a-f]{8})\n)\0+\z/x
+	               layout\ ([a-z0-9= ]+)\n(?:host_name\ ([!-~]{1,64})\n)?(?:pending\ (\d+)\n)?crc32c\ ([0-9a-f]{8})\n)\0+\z/x
 	  && ($2 == 6) == defined $11
 	  or die "unexpected lease file contents: \"$text\"";
 	return {
@@ -65,7 +66,8 @@ sub read_lease
 		directory_inode => $9,
 		layout          => $10,
 		host_name       => $11,
-		crc32c          => $12,
+		pending         => $12,
+		crc32c          => $13,
 		text            => $1
 	};
 }
@@ -134,16 +136,19 @@ sub copy_refused
 	return;
 }
 
-push @EXPORT, 'wait_for_lease';
+push @EXPORT, qw(wait_for_lease wait_for_lease_line);
 
 # Once the lease writer has recorded the worker id in effect (it runs once
 # recovery has finished).
-sub wait_for_lease
+sub wait_for_lease { wait_for_lease_line($_[0], "worker_id $_[1]"); return; }
+
+# Once a node's lease file has the line $line (e.g. "pending 52").
+sub wait_for_lease_line
 {
-	my ($node, $worker_id) = @_;
+	my ($node, $line) = @_;
 	$node->poll_query_until('postgres',
-		"SELECT substring(encode(pg_read_binary_file('pg_snowflake/lease'), 'escape') FROM 'worker_id (\\d+)') = '$worker_id'")
-	  or die "the lease file does not record worker id $worker_id";
+		"SELECT encode(pg_read_binary_file('pg_snowflake/lease'), 'escape') ~ '\\n$line\\n'")
+	  or die "the lease file has no line \"$line\"";
 	return;
 }
 

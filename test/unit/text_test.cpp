@@ -347,10 +347,11 @@ INSTANTIATE_TEST_SUITE_P(Values, LeaseRoundTrip,
 TEST(LeaseText, AnyLeaseFitsTheBuffer) {
     Lease widest{INT64_MIN, UINT64_MAX, UINT64_MAX, kNoWorker - 1, UINT64_MAX, UINT64_MAX, 1000, {}};
     widest.fenced.fill(UINT32_MAX);
+    widest.pending_worker = kNoWorker - 1;
     widest.layout = Layout{INT64_MIN, INT32_MIN, INT32_MIN, INT32_MIN, false, 0, 0, 0, 0, 0, 0, 0};
     char buf[kLeaseTextMax];
     const std::size_t n = format_lease(widest, buf);
-    EXPECT_EQ(n, 368u);
+    EXPECT_EQ(n, 387u);
     EXPECT_LT(n, kLeaseTextMax);
     EXPECT_EQ(std::strlen(buf), n);
     EXPECT_FALSE(parses(std::string(buf, n)));  // out of range: refused
@@ -527,35 +528,82 @@ TEST(LeaseRecordTest, RoundTripsEveryField) {
     Lease lease{kDefaultEpoch, 123456789, 123446789, 255, 2049, 131077, 2, {7, 300}};
     lease.layout = make_layout(10, 39, 16, 8, true);
     const LeaseRecord record = lease_record(lease);
-    EXPECT_EQ(record.version, kLeaseRecordVersion);
+    EXPECT_EQ(record.version, 1u);  // without a pending worker id: as 1.0 writes it
+    EXPECT_EQ(record_size(record), kLeaseRecordV1Size);
     Lease back{};
-    ASSERT_TRUE(lease_of_record(&record, sizeof record, back));
+    ASSERT_TRUE(lease_of_record(&record, record_size(record), back));
     lease.directory_host = lease.directory_inode = 0;  // the directory is each node's own, not in the WAL
     EXPECT_EQ(back, lease);
     Lease none{kDefaultEpoch, 5, 4};
     const LeaseRecord r2 = lease_record(none);
-    ASSERT_TRUE(lease_of_record(&r2, sizeof r2, back));
+    ASSERT_TRUE(lease_of_record(&r2, record_size(r2), back));
     EXPECT_EQ(back.worker_id, kNoWorker);
     EXPECT_EQ(back.layout, kDefaultLayout);
+}
+
+// A worker id the settings' files name while another is in effect (F15): in
+// the file as a line of its own, in the record as version 2's field.
+TEST(LeaseText, RoundTripsAPendingWorkerId) {
+    Lease lease{kDefaultEpoch, 1234, 1200, 61, 2049, 7, 1, {3}};
+    std::strcpy(lease.host_name.data(), "db-0");
+    lease.pending_worker = 62;
+    const std::string text = formatted(lease);
+    EXPECT_NE(text.find("host_name db-0\npending 62\ncrc32c "), std::string::npos) << text;
+    Lease back;
+    ASSERT_TRUE(parses(text, &back));
+    EXPECT_EQ(back, lease);
+    lease.pending_worker = kNoWorker;
+    EXPECT_EQ(formatted(lease).find("pending"), std::string::npos);
+    const std::string body = text.substr(0, text.size() - kChecksumLine);
+    for (const char* bad : {"pending 062\n", "pending -1\n", "pending none\n", "pending 1048576\n", "pending 62\npending 63\n"}) {
+        const std::string changed = body.substr(0, body.find("pending")) + bad;
+        EXPECT_FALSE(parses(checksummed(changed))) << bad;
+    }
+}
+
+TEST(LeaseRecordTest, CarriesAPendingWorkerIdAndReadsVersion1) {
+    Lease lease{kDefaultEpoch, 5, 4, 3};
+    lease.pending_worker = 4;
+    const LeaseRecord record = lease_record(lease);
+    EXPECT_EQ(record.version, kLeaseRecordVersion);
+    EXPECT_EQ(record_size(record), sizeof record);
+    Lease back{};
+    ASSERT_TRUE(lease_of_record(&record, sizeof record, back));
+    EXPECT_EQ(back.pending_worker, 4u);
+    // version 1, as 1.0 and earlier 1.1 builds wrote it: its 80 bytes
+    LeaseRecord v1 = record;
+    v1.version = 1;
+    back = Lease{};
+    ASSERT_TRUE(lease_of_record(&v1, kLeaseRecordV1Size, back));
+    EXPECT_EQ(back.worker_id, 3u);
+    EXPECT_EQ(back.pending_worker, kNoWorker);
+    EXPECT_FALSE(lease_of_record(&v1, sizeof v1, back));            // version 1 of version 2's size
+    EXPECT_FALSE(lease_of_record(&record, kLeaseRecordV1Size, back));  // version 2 cut to version 1's
+    LeaseRecord bad = record;
+    bad.zero = 1;
+    EXPECT_FALSE(lease_of_record(&bad, sizeof bad, back));
+    bad = record;
+    bad.pending_worker = kMaxAnyWorker + 1;
+    EXPECT_FALSE(lease_of_record(&bad, sizeof bad, back));
 }
 
 TEST(LeaseRecordTest, RefusesWhatItCannotRead) {
     const LeaseRecord good = lease_record(Lease{kDefaultEpoch, 5, 4, 3});
     Lease back{};
-    EXPECT_FALSE(lease_of_record(&good, sizeof good - 1, back));
+    EXPECT_FALSE(lease_of_record(&good, kLeaseRecordV1Size - 1, back));
     EXPECT_FALSE(lease_of_record(&good, 0, back));
     LeaseRecord bad = good;
-    bad.version = 2;
-    EXPECT_FALSE(lease_of_record(&bad, sizeof bad, back));
+    bad.version = 3;
+    EXPECT_FALSE(lease_of_record(&bad, record_size(bad), back));
     bad = good;
     bad.worker_bits = 17;
-    EXPECT_FALSE(lease_of_record(&bad, sizeof bad, back));
+    EXPECT_FALSE(lease_of_record(&bad, record_size(bad), back));
     bad = good;
     bad.fenced_count = kMaxFenced + 1;
-    EXPECT_FALSE(lease_of_record(&bad, sizeof bad, back));
+    EXPECT_FALSE(lease_of_record(&bad, record_size(bad), back));
     bad = good;
     bad.sequence_above_worker = 2;
-    EXPECT_FALSE(lease_of_record(&bad, sizeof bad, back));
+    EXPECT_FALSE(lease_of_record(&bad, record_size(bad), back));
 }
 
 }  // namespace

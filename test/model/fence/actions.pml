@@ -17,8 +17,10 @@
         /* the end of recovery: backup_label renamed, signal files removed, a checkpoint */
         promote(d); ghost() }
     :: atomic { on[d] && inrec[d] && LIVE_STANDBY(d) && up[d] != NONE && on[up[d]] && !inrec[up[d]] -> printf("ACT standby replays primary record %d\n", d);
-        /* a streaming standby replays its primary's lease record */
+        /* a streaming standby replays its primary's lease record, its pending
+         * worker id written into the standby's lease (F15) */
         hs = up[d];
+        pen[d] = pen[hs];
         redo(d, BIT(weff[hs]), fen[hs], weff[hs]); ghost() }
     :: atomic { on[d] && !inrec[d] && !blocked[d] && weff[d] != 0 && (FENCE_CHECK(d)) &&
                 (issued[weff[d]] & BIT(d)) == 0 -> printf("ACT issue %d\n", d);
@@ -54,6 +56,9 @@
     :: atomic { on[d] && wst[d] && !blocked[d] && conf[d] != guc[d] && pen[d] != conf[d] -> printf("ACT lease writer polls the settings %d\n", d);
         /* a hand edit seen at the lease writer's poll (F15) */
         pen[d] = conf[d]; write_lease(d, weff[d]); write_fence(d, weff[d]); log_lease(d); ghost() }
+    :: atomic { on[d] && wst[d] && !blocked[d] && conf[d] == guc[d] && pen[d] != 0 -> printf("ACT lease writer polls the settings, change undone %d\n", d);
+        /* the files name the worker id in effect again: nothing pending (F15) */
+        pen[d] = 0; write_lease(d, weff[d]); write_fence(d, weff[d]); log_lease(d); ghost() }
     :: atomic { on[d] && guc[d] != conf[d] && RELOAD_OK(d) -> printf("ACT reload %d\n", d);
         /* a reload; the lease writer applies the worker id (apply_worker_id) */
         guc[d] = conf[d]; pen[d] = 0;
@@ -183,7 +188,7 @@
         fi;
 #endif
         new_directory(d, ht); ghost() }
-    :: atomic { ex[d] && ncop < D - 1 && cpd == NONE && SETTLED(d) && HAS_LEASE(d) &&
+    :: atomic { ex[d] && ncop < D - 1 && cpd == NONE && (SETTLED(d) || PENDING_KNOWN(d)) && HAS_LEASE(d) &&
                 (UNDET_CLONE_ON || IDENT(1 - HOST(idn[d]), 0, 0, 0) + REST(idn[d]) != lid[d]) -> printf("ACT clone on other host of %d\n", d);
         /* a block-level clone of the volume, of a running or a stopped server, on a host of another name
          * (under the name its lease still records, after a move: the listed undetectable pair) */

@@ -293,6 +293,13 @@ inline start(d) {
         if
         :: !restore[d] && MOVED(d) ->
             /* F13 (moved): the worker id refused at this start, kept out of the files */
+#ifndef NO_F15M
+            /* the lease's pending worker id taken at this start: its source's next (F15) */
+            if
+            :: L_ex && L_pen != 0 && L_pen == conf[d] -> source = L_pen
+            :: else
+            fi;
+#endif
             if
             :: source != 0 && (fen[d] & BIT(source)) == 0 -> fen[d] = fen[d] | BIT(source); mvt[d] = 1
             :: else
@@ -358,10 +365,20 @@ inline redo(d, rw, rf, rl) {
         /* a standby, or crash recovery of this directory: the fence held is kept */
         grew = (IDS(rf) & ~fen[d]) != 0;
         fen[d] = fen[d] | IDS(rf);
+        /* the worker id written: the record's, or a move's of this start, so
+         * that the move goes on (its pending worker id taken: F15M) */
+        hw = rl;
+#ifndef NO_F15M
         if
-        :: grew -> write_fence(d, rl); write_lease(d, rl)
-        :: !grew -> write_lease(d, rl)
-        :: !grew -> skip
+        :: mvw[d] != 0 -> hw = mvw[d]
+        :: else
+        fi;
+#endif
+        if
+        :: grew -> write_fence(d, hw); write_lease(d, hw)
+        :: !grew && lpen[d] != pen[d] -> write_lease(d, hw)   /* the pending worker id replayed changed (F15) */
+        :: !grew && lpen[d] == pen[d] -> write_lease(d, hw)
+        :: !grew && lpen[d] == pen[d] -> skip
         fi
     fi
 }

@@ -1,0 +1,149 @@
+// A worker-id change waiting for its reload (pending.hpp).
+#include "pending.hpp"
+
+#include "lease_write.hpp"
+
+extern "C" {
+#include "access/xlog.h"
+#include "nodes/parsenodes.h"
+#include "storage/lwlock.h"
+#include "tcop/utility.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
+#include "utils/memutils.h"
+}
+
+namespace snowflake::pg {
+namespace {
+
+constexpr char kWorkerIdSetting[] = "snowflake.worker_id";
+ProcessUtility_hook_type previous_process_utility = nullptr;
+
+// A worker id as a setting gives it (kNoWorker: -1, unset); false when it is
+// not a whole number in range (the setting's own check refuses it).
+bool worker_of(const char* text, std::uint32_t& worker) {
+    int value = 0;
+    if (text == nullptr || !parse_int(text, &value, 0, nullptr) || value < -1 ||
+        value > static_cast<int>(kMaxAnyWorker))
+        return false;
+    worker = value < 0 ? kNoWorker : static_cast<std::uint32_t>(value);
+    return true;
+}
+
+// The worker id the settings' files name: postgresql.conf and what it
+// includes, then, `with_auto`, postgresql.auto.conf, the last line naming it
+// winning, as a reload reads them (kNoWorker: none); false when a file cannot
+// be read or parsed (a reload would refuse it too).
+bool worker_in_files(bool with_auto, std::uint32_t& worker) {
+    MemoryContext files = AllocSetContextCreate(CurrentMemoryContext, "snowflake settings files", ALLOCSET_SMALL_SIZES);
+    MemoryContext caller = MemoryContextSwitchTo(files);
+    ConfigVariable *head = nullptr, *tail = nullptr;
+    bool ok = ParseConfigFile(ConfigFileName, true, nullptr, 0, 0, DEBUG1, &head, &tail) &&
+              (!with_auto || ParseConfigFile(PG_AUTOCONF_FILENAME, false, nullptr, 0, 0, DEBUG1, &head, &tail));
+    const char* last = nullptr;  // a reload takes the last line, whatever the ones before say
+    for (ConfigVariable* item = head; ok && item != nullptr; item = item->next)
+        if (pg_strcasecmp(item->name, kWorkerIdSetting) == 0) last = item->value;
+    worker = kNoWorker;
+    ok = ok && (last == nullptr || worker_of(last, worker));
+    MemoryContextSwitchTo(caller);
+    MemoryContextDelete(files);
+    return ok;
+}
+
+// Whether this server records a pending worker id: a primary whose worker id
+// comes from snowflake.worker_id, generating (a standby writes no WAL; it
+// takes its settings' worker id at its promotion).
+bool records(const SharedState& state) {
+    return !registry_mode() && state.blocked == Blocked::No && !RecoveryInProgress();
+}
+
+// Records `files`, the worker id the settings' files name, as pending when
+// another is in effect (or nothing pending when it is the one in effect): in
+// the lease, its fence's copy and its WAL record, written at once. False when
+// that write failed (the record as it was). Called holding pending_lock.
+bool record_pending(SharedState& state, std::uint32_t files) {
+    const std::uint32_t in_effect = worker_in_effect(state.generator);
+    const std::uint32_t pending = files == in_effect ? kNoWorker : files;
+    const std::uint32_t before = state.pending_worker.exchange(pending);
+    if (pending == before) return true;
+    if (!rewrite_lease(state)) {
+        state.pending_worker.store(before);
+        return false;
+    }
+    if (pending != kNoWorker)
+        ereport(LOG, (errmsg("snowflake: worker id %u waits for a reload of the settings, which name it", pending),
+                      errdetail("Worker id %s is in effect until then. A copy of this data directory taken "
+                                "before the reload refuses worker id %u, as it refuses the one in effect.",
+                                in_effect == kNoWorker ? "none" : psprintf("%u", in_effect), pending)));
+    return true;
+}
+
+// ALTER SYSTEM SET, RESET or SET DEFAULT of snowflake.worker_id, or RESET
+// ALL: its statement, else null.
+VariableSetStmt* alters_worker_id(const Node* statement) {
+    if (!IsA(statement, AlterSystemStmt)) return nullptr;
+    VariableSetStmt* set = reinterpret_cast<const AlterSystemStmt*>(statement)->setstmt;
+    const bool ours = set->kind == VAR_RESET_ALL || (set->name != nullptr && pg_strcasecmp(set->name, kWorkerIdSetting) == 0);
+    // (a role that may not change it changes nothing: the statement fails)
+    const bool may = superuser() || (set->kind != VAR_RESET_ALL &&
+                                     pg_parameter_aclcheck(kWorkerIdSetting, GetUserId(), ACL_ALTER_SYSTEM) == ACLCHECK_OK);
+    return ours && may ? set : nullptr;
+}
+
+// The worker id the files name once `set` has run: its value, or, reset,
+// postgresql.conf's (and its includes'), if any; false when not known.
+bool worker_after(VariableSetStmt* set, std::uint32_t& after) {
+    return set->kind == VAR_SET_VALUE ? worker_of(ExtractSetVariableArgs(set), after) : worker_in_files(false, after);
+}
+
+// ALTER SYSTEM changing snowflake.worker_id: the worker id it leaves pending
+// recorded before postgresql.auto.conf is written (an ERROR, and the file
+// unchanged, when that fails), then what the files name once it is. Changes
+// of the files are recorded one at a time (pending_lock), so that the record
+// never names an older one than the files.
+void process_utility(PlannedStmt* statement, const char* query, bool read_only_tree, ProcessUtilityContext context,
+                     ParamListInfo params, QueryEnvironment* environment, DestReceiver* destination,
+                     QueryCompletion* completion) {
+    SharedState* state = shared_state();
+    VariableSetStmt* set = state != nullptr && records(*state) ? alters_worker_id(statement->utilityStmt) : nullptr;
+    LWLock* lock = set != nullptr ? state->pending_lock : nullptr;
+    if (lock != nullptr) {
+        LWLockAcquire(lock, LW_EXCLUSIVE);
+        std::uint32_t after = kNoWorker;
+        if (worker_after(set, after) && !record_pending(*state, after))
+            ereport(ERROR, (errcode(ERRCODE_IO_ERROR),
+                            errmsg("could not record the worker id this ALTER SYSTEM leaves pending in the "
+                                   "snowflake lease file"),
+                            errdetail("The settings were not changed: a copy of this data directory taken "
+                                      "before their reload would not know worker id %u is its source's.", after),
+                            errhint("The server log says why the lease file could not be written.")));
+    }
+    (previous_process_utility != nullptr ? previous_process_utility : standard_ProcessUtility)(
+        statement, query, read_only_tree, context, params, environment, destination, completion);
+    if (lock != nullptr) {
+        std::uint32_t files = kNoWorker;
+        if (worker_in_files(true, files) && !record_pending(*state, files))
+            ereport(WARNING, (errmsg("could not record the worker id the settings now name in the snowflake "
+                                     "lease file"),
+                              errdetail("The lease writer tries again within a second.")));
+        LWLockRelease(lock);
+    }
+}
+
+}  // namespace
+
+void install_pending_hook() {
+    previous_process_utility = ProcessUtility_hook;
+    ProcessUtility_hook = SNOWFLAKE_CALLBACK(process_utility, ERROR);
+}
+
+void poll_pending_worker(SharedState& state) {
+    // (an ALTER SYSTEM in progress records what the files name when it ends:
+    // the lease writer does not wait for it)
+    if (!records(state) || !LWLockConditionalAcquire(state.pending_lock, LW_EXCLUSIVE)) return;
+    std::uint32_t files = kNoWorker;
+    if (worker_in_files(true, files)) (void)record_pending(state, files);
+    LWLockRelease(state.pending_lock);
+}
+
+}  // namespace snowflake::pg

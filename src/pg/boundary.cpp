@@ -10,4 +10,8 @@ void raise_exception(int level, const char* what) {
     pg_unreachable();
 }
 
+void log_exception(const char* what) {
+    ereport(LOG, (errcode(ERRCODE_INTERNAL_ERROR), errmsg("snowflake: %s", what)));
+}
+
 }  // namespace snowflake::pg

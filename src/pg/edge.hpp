@@ -25,6 +25,7 @@ extern "C" {
 #include <atomic>
 #include <cstring>
 #include <exception>
+#include <type_traits>
 
 namespace snowflake::pg {
 
@@ -112,6 +113,11 @@ struct SharedState {
     } registry;
 };
 static_assert(std::is_standard_layout_v<SharedState>);
+// Shared memory holds no lock behind an atomic (test/house: every atomic type
+// of SharedState and GeneratorState is asserted here or in generator.hpp).
+static_assert(std::atomic<Blocked>::is_always_lock_free && std::atomic<bool>::is_always_lock_free &&
+              std::atomic<std::int32_t>::is_always_lock_free && std::atomic<std::int64_t>::is_always_lock_free &&
+              std::atomic<Latch*>::is_always_lock_free);
 
 SharedState* shared_state();  // null unless loaded by shared_preload_libraries
 void set_shared_state(SharedState* state);  // module.cpp, at shared memory start-up
@@ -191,15 +197,20 @@ Datum fields_datum(FunctionCallInfo fcinfo, TimestampTz ts, std::uint32_t worker
 // _PG_init — is handed to it as SNOWFLAKE_CALLBACK(function, level). An
 // exception never crosses into PostgreSQL: its message is copied, the catch is
 // left, and only then is it reported at `level` (ERROR where a transaction can
-// abort, FATAL in a background worker or at start, PANIC in WAL replay).
-// test/house fails the build when a function reaches PostgreSQL another way.
+// abort, FATAL in a background worker or at start, PANIC in WAL replay; LOG in
+// a hook the postmaster runs too, where an ERROR would end it: the settings'
+// hooks, emit_log_hook; it then returns false, refusing a setting's value, or
+// nothing). test/house fails the build when a function reaches PostgreSQL
+// another way, or a postmaster's hook is given a level above LOG.
 [[noreturn]] void raise_exception(int level, const char* what);
+void log_exception(const char* what);
 
 template <auto Function, int Level>
 struct Boundary;
 template <class R, class... Args, R (*Function)(Args...), int Level>
 struct Boundary<Function, Level> {
-    static_assert(Level >= ERROR, "a reported exception must not return into the callback");
+    static_assert(Level >= ERROR || (Level == LOG && (std::is_void_v<R> || std::is_same_v<R, bool>)),
+                  "a reported exception returns into the callback only at LOG, with false or nothing");
     static R call(Args... args) {
         char message[256];
         try {
@@ -209,7 +220,12 @@ struct Boundary<Function, Level> {
         } catch (...) {
             copy_name(message, "unknown C++ exception");
         }
-        raise_exception(Level, message);
+        if constexpr (Level == LOG) {
+            log_exception(message);
+            if constexpr (!std::is_void_v<R>) return false;
+        } else {
+            raise_exception(Level, message);
+        }
     }
 };
 #define SNOWFLAKE_CALLBACK(function, level) (&::snowflake::pg::Boundary<&function, level>::call)

@@ -109,7 +109,7 @@ void throttle_call_errors(ErrorData* edata) {
 
 void install_log_throttle() {
     previous_emit_log_hook = emit_log_hook;
-    emit_log_hook = SNOWFLAKE_CALLBACK(throttle_call_errors, FATAL);
+    emit_log_hook = SNOWFLAKE_CALLBACK(throttle_call_errors, LOG);
 }
 
 void register_lease_worker() {

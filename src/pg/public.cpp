@@ -286,12 +286,12 @@ void snowflake::pg::define_public_key_setting() {
         "snowflake.public_key_file", "Sets the file of the keys of public ids.",
         "Relative to the data directory; a line \"<key id> <hex>\" each, the first encodes; empty: no key.",
         &public_key_file_setting, "", PGC_SIGHUP, GUC_SUPERUSER_ONLY,
-        SNOWFLAKE_CALLBACK(check_public_key_file, ERROR), SNOWFLAKE_CALLBACK(assign_public_key_file, ERROR),
+        SNOWFLAKE_CALLBACK(check_public_key_file, LOG), SNOWFLAKE_CALLBACK(assign_public_key_file, LOG),
         nullptr);
     DefineCustomStringVariable(
         "snowflake.public_key", "No longer supported: see snowflake.public_key_file.", nullptr,
         &deprecated_public_key_setting, "", PGC_SUSET, GUC_SUPERUSER_ONLY | GUC_NO_SHOW_ALL | GUC_NOT_IN_SAMPLE,
-        SNOWFLAKE_CALLBACK(check_deprecated_public_key, ERROR), nullptr, nullptr);
+        SNOWFLAKE_CALLBACK(check_deprecated_public_key, LOG), nullptr, nullptr);
 }
 
 SNOWFLAKE_FUNCTION(snowflake_to_public) {

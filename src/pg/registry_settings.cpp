@@ -57,7 +57,7 @@ void define_registry_settings(GucContext postmaster) {
     DefineCustomStringVariable(
         "snowflake.registry", "Sets the registry this node claims its worker id from (a libpq connection string).",
         "Empty: the worker id is snowflake.worker_id, set by hand. Exclusive with it.", &registry_setting, "",
-        postmaster, GUC_SUPERUSER_ONLY, SNOWFLAKE_CALLBACK(check_registry, ERROR), nullptr, nullptr);
+        postmaster, GUC_SUPERUSER_ONLY, SNOWFLAKE_CALLBACK(check_registry, LOG), nullptr, nullptr);
     refuse_bad_setting_at_start("snowflake.registry", configured);
     DefineCustomIntVariable(
         "snowflake.registry_window", "Sets how long a window of id times the registry grants.",

@@ -162,7 +162,7 @@ void define_settings() {
         // A library loaded after start-up may not define postmaster settings;
         // without preloading there is no generator, only decoding.
         process_shared_preload_libraries_in_progress ? PGC_POSTMASTER : PGC_SIGHUP, 0,
-        SNOWFLAKE_CALLBACK(check_epoch, ERROR), SNOWFLAKE_CALLBACK(assign_epoch, ERROR), nullptr);
+        SNOWFLAKE_CALLBACK(check_epoch, LOG), SNOWFLAKE_CALLBACK(assign_epoch, LOG), nullptr);
     refuse_bad_setting_at_start("snowflake.epoch", epoch);
     // the epoch, then the layout: the worker id is checked against it
     DefineCustomStringVariable(
@@ -171,12 +171,12 @@ void define_settings() {
         "'[unit=<n>ms] time=<bits> worker=<bits> sequence=<bits>'.",
         &layout_setting, "time=41 worker=10 sequence=12",
         process_shared_preload_libraries_in_progress ? PGC_POSTMASTER : PGC_SIGHUP, 0,
-        SNOWFLAKE_CALLBACK(check_layout, ERROR), SNOWFLAKE_CALLBACK(assign_layout, ERROR), nullptr);
+        SNOWFLAKE_CALLBACK(check_layout, LOG), SNOWFLAKE_CALLBACK(assign_layout, LOG), nullptr);
     refuse_bad_setting_at_start("snowflake.layout", layout);
     DefineCustomIntVariable(
         "snowflake.worker_id", "Sets this node's worker id, distinct on every node (0..1023 in the default layout).",
         "-1 means unset: snowflake_nextval() refuses until it is set.", &worker_id_setting, -1,
-        -1, static_cast<int>(kMaxAnyWorker), PGC_SIGHUP, 0, SNOWFLAKE_CALLBACK(check_worker_id, ERROR), nullptr, nullptr);
+        -1, static_cast<int>(kMaxAnyWorker), PGC_SIGHUP, 0, SNOWFLAKE_CALLBACK(check_worker_id, LOG), nullptr, nullptr);
     DefineCustomIntVariable(
         "snowflake.max_lead", "Sets how far ids may run ahead of the clock when borrowing.",
         "Past it, snowflake_nextval() waits for the clock.", &max_lead_setting, 1000, 0, 3600000,
@@ -191,7 +191,7 @@ void define_settings() {
         "Empty: the kernel's host name. A name that stays where host names do not (a container "
         "recreated, a pod rescheduled, a disk failed over): docs/containers.md.",
         &host_name_setting, "", process_shared_preload_libraries_in_progress ? PGC_POSTMASTER : PGC_SIGHUP, 0,
-        SNOWFLAKE_CALLBACK(check_host_name, ERROR), nullptr, nullptr);
+        SNOWFLAKE_CALLBACK(check_host_name, LOG), nullptr, nullptr);
     refuse_bad_setting_at_start("snowflake.host_name", host_name);
     refuse_fractional_worker_id_at_start(worker_id);
     refuse_bad_setting_at_start("snowflake.worker_id", worker_id);

@@ -26,7 +26,7 @@ void init() {
     before_shmem_exit(SNOWFLAKE_CALLBACK(forget_writer_latch, FATAL), 0);
     DefineCustomIntVariable("snowflake.max_lead", "Sets how far ids may run ahead of the clock.", nullptr,
                             &max_lead_setting, 1000, 0, 3600000, PGC_SIGHUP, GUC_UNIT_MS, nullptr,
-                            SNOWFLAKE_CALLBACK(assign_max_lead, ERROR), nullptr);
+                            SNOWFLAKE_CALLBACK(assign_max_lead, LOG), nullptr);
     static const RmgrData rmgr = {
         .rm_name = "snowflake",
         .rm_redo = SNOWFLAKE_CALLBACK(lease_redo, PANIC),

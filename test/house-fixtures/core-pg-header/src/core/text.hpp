@@ -1,0 +1,6 @@
+// A core header that reaches for PostgreSQL's.
+#pragma once
+#include "layout.hpp"
+#include <cstdint>
+#include <sys/stat.h>
+#include "utils/palloc.h"

@@ -70,11 +70,13 @@ bool record_pending(SharedState& state, std::uint32_t files) {
         state.pending_worker.store(before);
         return false;
     }
+    char in_effect_text[16] = "none";  // (not palloc'd: the lease writer's memory lives as long as it)
+    if (in_effect != kNoWorker) snprintf(in_effect_text, sizeof in_effect_text, "%u", in_effect);
     if (pending != kNoWorker)
         ereport(LOG, (errmsg("snowflake: worker id %u waits for a reload of the settings, which name it", pending),
                       errdetail("Worker id %s is in effect until then. A copy of this data directory taken "
                                 "before the reload refuses worker id %u, as it refuses the one in effect.",
-                                in_effect == kNoWorker ? "none" : psprintf("%u", in_effect), pending)));
+                                in_effect_text, pending)));
     return true;
 }
 

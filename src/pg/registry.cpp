@@ -25,6 +25,7 @@ extern "C" {
 #include "postmaster/postmaster.h"
 #include "storage/ipc.h"
 #include "storage/pmsignal.h"
+#include "utils/datetime.h"
 #include "utils/guc.h"
 #include "utils/timestamp.h"
 
@@ -43,6 +44,17 @@ namespace snowflake::pg {
 namespace {
 
 char incarnation[33];  // hex; made in the postmaster, inherited by its children
+
+// A time (ms since 1970) as PostgreSQL prints it, in a buffer of the caller's:
+// timestamptz_to_str's own is one static buffer, and a pstrdup of it would
+// grow this long-lived worker's memory at every line logged.
+struct TimeText {
+    char text[MAXDATELEN + 1];
+};
+const char* time_text(TimeText& buffer, std::int64_t unix_ms) {
+    copy_name(buffer.text, timestamptz_to_str(timestamptz_of_unix_ms(unix_ms)));
+    return buffer.text;
+}
 
 
 void set_error(SharedState::Registry& registry, const char* text) {
@@ -255,10 +267,9 @@ bool claim(SharedState& state) {
         return false;
     }
     publish(state, static_cast<std::uint32_t>(worker_id), fencing_epoch, from_ms, until_ms, registry_now_ms);
+    TimeText from_text, until_text;
     ereport(LOG, (errmsg("snowflake: worker id %" PRId64 " claimed from the registry %s, for ids from %s until %s",
-                         worker_id, registry_name(),
-                         pstrdup(timestamptz_to_str(timestamptz_of_unix_ms(from_ms))),
-                         pstrdup(timestamptz_to_str(timestamptz_of_unix_ms(until_ms)))),
+                         worker_id, registry_name(), time_text(from_text, from_ms), time_text(until_text, until_ms)),
                   registry.pending.load()
                       ? errdetail("Its window starts %" PRId64 " ms ahead of this server's clock; ids are issued "
                                   "from when the clock is within \"snowflake.max_lead\" of it.",
@@ -320,8 +331,9 @@ bool renew(SharedState& state) {
         const std::int64_t registry_now_ms = registry_value(renewed, 7);
         if (strcmp(outcome, "reinstated") == 0) {
             set_life(registry, registry_id, life);
+            TimeText until_text;
             ereport(LOG, (errmsg("snowflake: the window of worker id %u reinstated by the registry %s, until %s", held,
-                                 registry_name(), pstrdup(timestamptz_to_str(timestamptz_of_unix_ms(until_ms))))));
+                                 registry_name(), time_text(until_text, until_ms))));
         }
         PQclear(renewed);
         publish(state, held, registry.fencing_epoch.load(), registry.from_ms.load(), until_ms, registry_now_ms);
@@ -369,13 +381,13 @@ void warn_if_window_low(const SharedState& state, std::int64_t& warned_ms) {
     char error[256];
     registry_error(registry, error);
     const std::int64_t reached = registry.reached_ms.load();
+    TimeText reached_text;
     ereport(WARNING,
             (errmsg(until > now ? "snowflake: the window of worker id %u ends in %" PRId64 " ms"
                                 : "snowflake: the window of worker id %u ended %" PRId64 " ms ago",
                     registry.worker_id.load(), std::abs(until - now)),
              errdetail("The registry %s was last reached at %s%s%s.", registry_name(),
-                       reached == 0 ? "no time since start"
-                                    : pstrdup(timestamptz_to_str(timestamptz_of_unix_ms(reached))),
+                       reached == 0 ? "no time since start" : time_text(reached_text, reached),
                        error[0] != '\0' ? "; since then: " : "", error),
              errhint("Ids are refused from the window's end until the registry answers again.")));
 }

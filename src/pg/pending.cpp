@@ -87,9 +87,10 @@ VariableSetStmt* alters_worker_id(const Node* statement) {
     VariableSetStmt* set = reinterpret_cast<const AlterSystemStmt*>(statement)->setstmt;
     const bool ours = set->kind == VAR_RESET_ALL || (set->name != nullptr && pg_strcasecmp(set->name, kWorkerIdSetting) == 0);
     // (a role that may not change it changes nothing: the statement fails)
-    const bool may = superuser() || (set->kind != VAR_RESET_ALL &&
-                                     pg_parameter_aclcheck(kWorkerIdSetting, GetUserId(), ACL_ALTER_SYSTEM) == ACLCHECK_OK);
-    return ours && may ? set : nullptr;
+    const bool may = ours && (superuser() || (set->kind != VAR_RESET_ALL &&
+                                              pg_parameter_aclcheck(kWorkerIdSetting, GetUserId(),
+                                                                    ACL_ALTER_SYSTEM) == ACLCHECK_OK));
+    return may ? set : nullptr;
 }
 
 // The worker id the files name once `set` has run: its value, or, reset,

@@ -15,9 +15,12 @@ namespace snowflake::pg {
 namespace {
 
 // The WAL record: the lease as the primary wrote it, as a LeaseRecord
-// (src/core/text.hpp: versioned, no padding). RM_EXPERIMENTAL_ID until an
-// id is reserved on the PostgreSQL wiki.
-constexpr RmgrId kRmgrId = RM_EXPERIMENTAL_ID;
+// (src/core/text.hpp: versioned, no padding), under snowflake's own resource
+// manager id (the PostgreSQL wiki's list of custom WAL resource managers:
+// docs/development.md, Releasing). 1.0 wrote it under RM_EXPERIMENTAL_ID,
+// which is still read, unless another library took that id first.
+constexpr RmgrId kRmgrId = 173;
+constexpr RmgrId kRmgrId10 = RM_EXPERIMENTAL_ID;
 constexpr std::uint8_t kLeaseRecord = 0x00;
 
 // A record this version cannot read stops recovery: replaying past it could
@@ -128,17 +131,22 @@ void register_lease_wal() {
         .rm_desc = SNOWFLAKE_CALLBACK(lease_desc, ERROR),
         .rm_identify = SNOWFLAKE_CALLBACK(lease_identify, ERROR),
     };
-    // Another extension on the same experimental id: say which, and what to do
-    // (PostgreSQL's own error would not say the latter).
-    if (RmgrIdExists(kRmgrId))
-        ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-                        errmsg("snowflake cannot register its WAL resource manager: id %d is taken by \"%s\"",
-                               static_cast<int>(kRmgrId), GetRmgr(kRmgrId).rm_name),
-                        errdetail("Both use RM_EXPERIMENTAL_ID, the id PostgreSQL lends to extensions "
-                                  "whose own id is not registered yet."),
-                        errhint("Load only one of them in \"shared_preload_libraries\" on this server "
-                                "until one has a registered id.")));
+    // 1.0's records: the same, under the id PostgreSQL lends (a name of its own:
+    // names are unique too).
+    static RmgrData rmgr10 = rmgr;
+    rmgr10.rm_name = "snowflake 1.0";
     RegisterCustomRmgr(kRmgrId, &rmgr);
+    // Another library loaded first on the lent id keeps it: 1.0's records are
+    // not replayed here, which matters only to WAL written before the upgrade.
+    if (!RmgrIdExists(kRmgrId10))
+        RegisterCustomRmgr(kRmgrId10, &rmgr10);
+    else
+        ereport(LOG, (errmsg("snowflake does not replay WAL records of its version 1.0 on this server"),
+                      errdetail("Resource manager id %d, under which version 1.0 logged its lease, is taken by "
+                                "\"%s\"; later versions log it under id %d.",
+                                static_cast<int>(kRmgrId10), GetRmgr(kRmgrId10).rm_name, static_cast<int>(kRmgrId)),
+                      errhint("Only WAL written before the upgrade from 1.0 holds such records: do not replay it "
+                              "on this server.")));
 }
 
 }  // namespace snowflake::pg

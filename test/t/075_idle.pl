@@ -30,7 +30,7 @@ sub lease_records
 	IPC::Run::run([ 'pg_waldump', '-p', $node->data_dir . '/pg_wal', '-s', $from, '-e', $to ],
 		'>', \$stdout, '2>', \$stderr)
 	  or die "pg_waldump: $stderr";
-	my $count = () = $stdout =~ /rmgr: (?:snowflake|custom128)\b/g;
+	my $count = () = $stdout =~ /rmgr: (?:snowflake|custom173)\b/g;
 	return $count;
 }
 
@@ -76,7 +76,7 @@ IPC::Run::run([ 'pg_waldump', '-p', $node->data_dir . '/pg_wal', '-s', $checkpoi
   or die "pg_waldump: $stderr";
 my @records = split /\n/, $stdout;
 shift @records if @records && $records[0] =~ /CHECKPOINT_ONLINE/;    # the reference checkpoint itself
-my @others = grep { !/rmgr: (?:snowflake|custom128)\b/ } @records;
+my @others = grep { !/rmgr: (?:snowflake|custom173)\b/ } @records;
 is(scalar @others, 0, 'after the reference checkpoint the WAL holds only lease records')
   or diag(join "\n", @others);
 

@@ -1,6 +1,10 @@
-# The WAL resource manager id: snowflake uses RM_EXPERIMENTAL_ID
-# (128) until one is registered; another library already on it stops the
-# server at start with a message that names it and says what to do.
+# The WAL resource manager: snowflake logs its lease under id 173, its own on
+# the PostgreSQL wiki's list, and still replays 1.0's records, logged under
+# RM_EXPERIMENTAL_ID (128): a standby of the new library follows a 1.0 primary
+# (standbys first, as docs/upgrading.md says) and, promoted, issues ids above
+# all of the primary's. Another library on 128 listed first keeps it (the
+# server starts, and says it replays no 1.0 record); listed after, it cannot
+# register, and PostgreSQL's error names snowflake's.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -8,7 +12,7 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use SnowflakeTest;
 
-# a library that takes id 128 first, built against this server's headers
+# a library that takes id 128, built against this server's headers
 my $tmp     = PostgreSQL::Test::Utils::tempdir;
 my $library = "$tmp/rmgr_squatter.so";
 my $source  = ($ENV{TESTDIR} // '.') . '/test/t/rmgr_squatter.c';
@@ -18,20 +22,82 @@ chomp $include;
 system('gcc', '-shared', '-fPIC', '-O1', "-I$include", '-o', $library, $source) == 0
   or BAIL_OUT("could not build $source");
 
-my $node = snowflake_node('rmgr', 1);
-$node->append_conf('postgresql.conf', "shared_preload_libraries = '$library, snowflake'\n");
-my $offset = -s $node->logfile;
-ok(!$node->start(fail_ok => 1), 'another library on resource manager id 128: the server does not start');
-my $log = slurp_file($node->logfile, $offset);
-like($log, qr/snowflake cannot register its WAL resource manager: id 128 is taken by "squatter"/,
-	'the log names the id and the library that holds it');
-like($log, qr/HINT:  Load only one of them in "shared_preload_libraries"/, 'the hint says what to do');
+# The records of custom resource managers in a node's WAL from $from (an LSN)
+# to its flush position, by id, as pg_waldump names them (snowflake is the
+# only one here that writes).
+sub lsn { return $_[0]->safe_psql('postgres', 'SELECT pg_current_wal_flush_lsn()'); }
+sub records_by_rmgr
+{
+	my ($node, $from) = @_;
+	my ($stdout, $stderr);
+	IPC::Run::run([ 'pg_waldump', '-p', $node->data_dir . '/pg_wal', '-s', $from, '-e', lsn($node) ],
+		'>', \$stdout, '2>', \$stderr)
+	  or die "pg_waldump: $stderr";
+	my %count;
+	$count{$1}++ while $stdout =~ /rmgr: (custom\d+)\s/g;
+	return \%count;
+}
 
-# alone, it starts and registers
-$node->adjust_conf('postgresql.conf', 'shared_preload_libraries', "'snowflake'");
+my $node = snowflake_node('rmgr', 1);
+$node->append_conf('postgresql.conf', "shared_preload_libraries = 'snowflake, $library'\n");
+my $offset = -s $node->logfile;
+ok(!$node->start(fail_ok => 1), 'another library on id 128 listed after snowflake: the server does not start');
+like(slurp_file($node->logfile, $offset),
+	qr/"squatter"[^\n]*\b128\b[^\n]*\n[^\n]*"snowflake 1\.0"/,
+	"PostgreSQL's error names snowflake's resource manager for 1.0's records");
+
+$node->adjust_conf('postgresql.conf', 'shared_preload_libraries', "'$library, snowflake'");
+$offset = -s $node->logfile;
 $node->start;
+my $log = slurp_file($node->logfile, $offset);
+like($log, qr/LOG:  snowflake does not replay WAL records of its version 1\.0 on this server/,
+	'listed first, it keeps id 128: the server starts and says it replays no record of 1.0');
+like($log, qr/DETAIL:  Resource manager id 128, under which version 1\.0 logged its lease, is taken by "squatter"; later versions log it under id 173\./,
+	'the detail names the library and both ids');
 $node->safe_psql('postgres', 'CREATE EXTENSION snowflake');
-cmp_ok($node->safe_psql('postgres', 'SELECT snowflake_nextval()'), '>', 0, 'alone, snowflake starts and generates');
+my $from = lsn($node);
+cmp_ok($node->safe_psql('postgres', 'SELECT snowflake_nextval()'), '>', 0, 'and snowflake generates');
+my $records = records_by_rmgr($node, $from);
+ok($records->{custom173} && !$records->{custom128}, 'its lease records are under id 173 (pg_waldump: '
+	  . join(', ', map { "$_ $records->{$_}" } sort keys %$records) . ')');
 $node->stop;
+
+# --- 1.0's WAL replayed: a 1.0 primary, a standby of this library.
+my ($install, $release, $skip) = release_1_0_install();
+SKIP:
+{
+	skip $skip, 6 if defined $skip;
+	my $primary = snowflake_node('primary_1_0', 7, '',
+		allows_streaming => 1, install_path => $install);
+	$primary->start;
+	$primary->safe_psql('postgres', 'CREATE EXTENSION snowflake');
+	$primary->backup('b');
+	my $standby = PostgreSQL::Test::Cluster->new('standby_new');
+	$standby->init_from_backup($primary, 'b', has_streaming => 1);
+	$standby->start;
+	$primary->safe_psql('postgres', 'CREATE TABLE t (id bigint PRIMARY KEY DEFAULT snowflake_nextval())');
+	my $lease_before = read_lease($standby);
+	my $primary_from = lsn($primary);
+	$primary->safe_psql('postgres', 'INSERT INTO t SELECT FROM generate_series(1, 20000)');
+	my $primary_records = records_by_rmgr($primary, $primary_from);
+	cmp_ok($primary_records->{custom128} // 0, '>', 0, "release 1.0 ($release) logs its lease under id 128 ("
+		  . ($primary_records->{custom128} // 0) . ' records)');
+	$primary->wait_for_catchup($standby);
+	my $max = $primary->safe_psql('postgres', 'SELECT max(id) FROM t');
+	my $lease = read_lease($standby);
+	cmp_ok($lease->{lease_ms}, '>=', time_of($max),
+		"the standby of the new library replays them: its lease covers the primary's last id"
+		  . ($lease_before ? " (it was $lease_before->{lease_ms})" : ''));
+	$primary->stop('immediate');
+	$standby->promote;
+	my $first = $standby->safe_psql('postgres', 'SELECT snowflake_nextval()');
+	cmp_ok($first, '>', $max, 'promoted, its first id is above every id of the 1.0 primary');
+	my $standby_log = slurp_file($standby->logfile);
+	unlike($standby_log, qr/PANIC|resource manager .* does not exist|invalid resource manager/,
+		'no record left unreplayed');
+	$standby->safe_psql('postgres', 'INSERT INTO t SELECT FROM generate_series(1, 5000)');
+	is($standby->safe_psql('postgres', 'SELECT count(*) = count(DISTINCT id) FROM t'), 't', 'every id once');
+	$standby->stop;
+}
 
 done_testing();

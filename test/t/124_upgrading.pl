@@ -30,63 +30,12 @@ use SnowflakeTest;
 my $root = abs_path($ENV{TESTDIR} // '.');
 my $page = 'docs/upgrading.md';
 
-# release 1.0's commit, as the CHANGELOG names it
-my ($release) = slurp_file("$root/CHANGELOG.md") =~ /^## 1\.0\b[^\n]*\n(?:(?!^## ).*\n)*?.*\bcommit `?([0-9a-f]{40})\b/m
-  or die 'CHANGELOG.md names no commit of 1.0 (a line "commit <40 hex digits>" in its 1.0 section)';
-my $git_dir = $ENV{SNOWFLAKE_GIT_DIR};
-undef $git_dir if defined $git_dir && $git_dir eq '';
-if (!defined $git_dir)
-{
-	$git_dir = `git -C '$root' rev-parse --absolute-git-dir 2>/dev/null`;
-	chomp $git_dir;
-	undef $git_dir if $? != 0 || $git_dir eq '';
-}
-plan skip_all => "no git repository to take release 1.0 ($release) from: set SNOWFLAKE_GIT_DIR"
-  unless defined $git_dir;
-# a shallow clone lacks the release's commit
-system('git', '-c', 'safe.directory=*', "--git-dir=$git_dir", 'cat-file', '-e', "$release^{commit}");
-plan skip_all => "the repository at $git_dir lacks release 1.0's commit $release (a shallow clone?)"
-  unless $? == 0;
-
-# --- A private copy of this installation, release 1.0 installed into it:
-# Debian's layout (<usr>/lib/postgresql/NN/bin, the 15 leg's relocated copy),
-# or a tree of test/pg-toolchain (bin/ and debian/, relative to itself).
-chomp(my $bindir = `pg_config --bindir`);
-chomp(my $sharedir = `pg_config --sharedir`);
+# release 1.0, built from its commit into a private copy of this installation
+my ($install, $release, $skip) = release_1_0_install();
+plan skip_all => $skip if defined $skip;
 my $tmp = PostgreSQL::Test::Utils::tempdir;
-my ($install, $major);
-if ($bindir =~ m{/lib/postgresql/(\d+)/bin$}
-	&& abs_path($sharedir) eq abs_path("$bindir/../../../../share/postgresql/$1"))
-{
-	$major = $1;
-	my $usr = abs_path("$bindir/../../../..");
-	my $copy = "$tmp/usr";
-	make_path("$copy/lib/postgresql", "$copy/share/postgresql");
-	system('cp', '-a', "$usr/lib/postgresql/$major", "$copy/lib/postgresql/") == 0 or die 'copying the installation';
-	system('cp', '-a', "$usr/share/postgresql/$major", "$copy/share/postgresql/") == 0 or die 'copying the installation';
-	symlink("$usr/include", "$copy/include") or die "$copy/include: $!";
-	$install = "$copy/lib/postgresql/$major";
-}
-elsif (-d "$bindir/../debian")
-{
-	system('cp', '-a', dirname($bindir), "$tmp/tree") == 0 or die 'copying the installation';
-	$install = "$tmp/tree";
-}
-plan skip_all => "an installation this test cannot copy ($bindir)" unless defined $install;
 my $pg_config = "$install/bin/pg_config";
-chomp(my $copied_share = `'$pg_config' --sharedir`);
-plan skip_all => "a copy of this installation does not find its own files ($copied_share)"
-  unless $copied_share ne "" && abs_path($copied_share) =~ /^\Q@{[ abs_path($tmp) ]}\E/;
-unlink glob "$copied_share/extension/snowflake*";    # 1.0 as installed: none of 1.1's scripts
-
-my $source = "$tmp/snowflake-1.0";
-make_path($source);
-system("git -c safe.directory='*' --git-dir='$git_dir' archive $release | tar -x -C '$source'") == 0
-  or die "git archive of $release";
-is(slurp_file("$source/snowflake.control") =~ /^default_version = '([^']+)'/m ? $1 : '', '1.0',
-	"CHANGELOG's 1.0 commit ($release) is release 1.0");
-is(system("make -C '$source' -s -j2 PG_CONFIG='$pg_config' install >'$tmp/build-1.0.log' 2>&1"), 0,
-	'release 1.0 builds and installs');
+pass("release 1.0 ($release) builds and installs into a copy of this installation");
 
 # --- A 1.0 registry (not preloaded, as a registry needs only the SQL) and a
 # 1.0 node claiming its worker id from it, with data and public ids under two

@@ -12,7 +12,7 @@ use IPC::Run;
 use Time::HiRes ();
 
 our @EXPORT = qw(snowflake_node read_lease time_of log_count lease_writer_pid DEFAULT_EPOCH_MS
-  registry_server registry_create registry_create_in registry_has_lives registry_conninfo readme_blocks registry_node wait_for_worker processes_of signal_node kill9_and_wait background_worker_pid);
+  registry_server registry_create registry_create_in registry_has_lives registry_conninfo readme_blocks registry_node wait_for_worker processes_of signal_node kill9_and_wait background_worker_pid release_1_0_install);
 
 use constant DEFAULT_EPOCH_MS => 1704067200000;    # 2024-01-01 00:00:00 UTC
 
@@ -415,6 +415,82 @@ sub log_count
 	my $log = slurp_file($node->logfile, $offset // 0);
 	my $count = () = $log =~ /$regexp/gm;
 	return $count;
+}
+
+
+# Release 1.0 installed into a private copy of this installation: the tree of
+# the commit CHANGELOG.md names for 1.0 (git archive of $SNOWFLAKE_GIT_DIR, which
+# test/run passes, else the tree's own .git), built once per run under
+# TESTDATADIR and installed into each caller's copy (Debian's layout,
+# <usr>/lib/postgresql/NN/bin, or a tree of test/pg-toolchain). Returns the
+# copy's install path (for Cluster::new's install_path) and the commit, or a
+# reason to skip as the third value; a build that fails dies.
+sub release_1_0_install
+{
+	require Cwd;
+	require File::Basename;
+	require File::Path;
+	my $root = Cwd::abs_path($ENV{TESTDIR} // '.');
+	my ($release) = slurp_file("$root/CHANGELOG.md") =~ /^## 1\.0\b[^\n]*\n(?:(?!^## ).*\n)*?.*\bcommit `?([0-9a-f]{40})\b/m
+	  or die 'CHANGELOG.md names no commit of 1.0 (a line "commit <40 hex digits>" in its 1.0 section)';
+	my $git_dir = $ENV{SNOWFLAKE_GIT_DIR};
+	undef $git_dir if defined $git_dir && $git_dir eq '';
+	if (!defined $git_dir)
+	{
+		$git_dir = `git -C '$root' rev-parse --absolute-git-dir 2>/dev/null`;
+		chomp $git_dir;
+		undef $git_dir if $? != 0 || $git_dir eq '';
+	}
+	return (undef, $release, "no git repository to take release 1.0 ($release) from: set SNOWFLAKE_GIT_DIR")
+	  unless defined $git_dir;
+	# a shallow clone lacks the release's commit
+	system('git', '-c', 'safe.directory=*', "--git-dir=$git_dir", 'cat-file', '-e', "$release^{commit}");
+	return (undef, $release, "the repository at $git_dir lacks release 1.0's commit $release (a shallow clone?)")
+	  unless $? == 0;
+
+	chomp(my $bindir = `pg_config --bindir`);
+	chomp(my $sharedir = `pg_config --sharedir`);
+	my $tmp = PostgreSQL::Test::Utils::tempdir;
+	my $install;
+	if ($bindir =~ m{/lib/postgresql/(\d+)/bin$}
+		&& Cwd::abs_path($sharedir) eq Cwd::abs_path("$bindir/../../../../share/postgresql/$1"))
+	{
+		my $major = $1;
+		my $usr = Cwd::abs_path("$bindir/../../../..");
+		my $copy = "$tmp/usr";
+		File::Path::make_path("$copy/lib/postgresql", "$copy/share/postgresql");
+		system('cp', '-a', "$usr/lib/postgresql/$major", "$copy/lib/postgresql/") == 0 or die 'copying the installation';
+		system('cp', '-a', "$usr/share/postgresql/$major", "$copy/share/postgresql/") == 0 or die 'copying the installation';
+		symlink("$usr/include", "$copy/include") or die "$copy/include: $!";
+		$install = "$copy/lib/postgresql/$major";
+	}
+	elsif (-d "$bindir/../debian")
+	{
+		system('cp', '-a', File::Basename::dirname($bindir), "$tmp/tree") == 0 or die 'copying the installation';
+		$install = "$tmp/tree";
+	}
+	return (undef, $release, "an installation this test cannot copy ($bindir)") unless defined $install;
+	my $pg_config = "$install/bin/pg_config";
+	chomp(my $copied_share = `'$pg_config' --sharedir`);
+	return (undef, $release, "a copy of this installation does not find its own files ($copied_share)")
+	  unless $copied_share ne "" && Cwd::abs_path($copied_share) =~ /^\Q@{[ Cwd::abs_path($tmp) ]}\E/;
+	unlink glob "$copied_share/extension/snowflake*";    # 1.0 as installed: none of later scripts
+
+	my $source = ($ENV{TESTDATADIR} // $tmp) . "/snowflake-$release";
+	if (!-f "$source/snowflake.so")
+	{
+		File::Path::rmtree($source);
+		File::Path::make_path($source);
+		system("git -c safe.directory='*' --git-dir='$git_dir' archive $release | tar -x -C '$source'") == 0
+		  or die "git archive of $release";
+		die "CHANGELOG's 1.0 commit ($release) is not release 1.0"
+		  unless slurp_file("$source/snowflake.control") =~ /^default_version = '1\.0'/m;
+		system("make -C '$source' -s -j2 PG_CONFIG='$pg_config' >'$source.log' 2>&1") == 0
+		  or die "release 1.0 does not build: $source.log";
+	}
+	system("make -C '$source' -s PG_CONFIG='$pg_config' install >>'$source.log' 2>&1") == 0
+	  or die "release 1.0 does not install: $source.log";
+	return ($install, $release, undef);
 }
 
 1;

@@ -81,7 +81,7 @@ struct SharedState {
     LWLock* pending_lock;
     Lease moved_from;  // the lease's identity: directory_host, directory_inode, host_name
     std::atomic<Latch*> lease_writer_latch;  // wakes the lease writer; null while none runs
-    std::atomic<std::uint32_t> writer_busy;    // 1 while a process writes the lease
+    std::atomic<std::int32_t> writer_busy;     // the pid of the process writing the lease; 0: none
     std::atomic<std::uint64_t> lease_failures;  // lease writes that failed
     ConditionVariable lease_written;            // broadcast after every write attempt
     std::atomic<std::int64_t> writer_alive_ms;  // the lease writer's last turn (it turns at least once a second)

@@ -7,8 +7,10 @@
 #include "lease_wal.hpp"
 
 extern "C" {
+#include "miscadmin.h"
 #include "pgstat.h"
 #include "postmaster/interrupt.h"
+#include "storage/ipc.h"
 }
 
 namespace snowflake::pg {
@@ -18,6 +20,25 @@ namespace {
 void release_writer(SharedState& state) {
     state.writer_busy.store(0);
     ConditionVariableBroadcast(&state.lease_written);
+}
+
+// At this process's exit: a FATAL error or proc_exit() between taking the
+// writer's place and releasing it (no PG_FINALLY runs for them) lets the next
+// writer in all the same.
+void release_writer_at_exit(int, Datum) {
+    SharedState* state = shared_state();
+    if (state != nullptr && state->writer_busy.load() == MyProcPid) release_writer(*state);
+}
+
+// Takes the writer's place if it is free.
+bool take_writer(SharedState& state) {
+    static bool registered = false;
+    if (!registered) {
+        before_shmem_exit(SNOWFLAKE_CALLBACK(release_writer_at_exit, FATAL), 0);
+        registered = true;
+    }
+    std::int32_t idle = 0;
+    return state.writer_busy.compare_exchange_strong(idle, MyProcPid);
 }
 
 // Holding writer_busy (taken by the caller): writes the lease with its mark
@@ -76,8 +97,7 @@ bool report_now(SharedState::Throttle& throttle, std::uint64_t& unreported) {
 // Extends the lease to `target` (layout units) unless another process is
 // writing or it already reaches that far.
 void write_lease_once(SharedState& state, std::uint64_t target) {
-    std::uint32_t idle = 0;
-    if (!state.writer_busy.compare_exchange_strong(idle, 1)) return;
+    if (!take_writer(state)) return;
     if (state.generator.lease_units.load() < target)
         (void)write_holding(state, target, false);
     else
@@ -93,7 +113,7 @@ std::int64_t writer_stalled_ms(const SharedState& state) {
 
 bool rewrite_lease(SharedState& state) {
     ConditionVariablePrepareToSleep(&state.lease_written);
-    for (std::uint32_t idle = 0; !state.writer_busy.compare_exchange_strong(idle, 1); idle = 0) {
+    while (!take_writer(state)) {
         if (ShutdownRequestPending) {
             ConditionVariableCancelSleep();
             return false;

@@ -8,6 +8,8 @@
 #  - a statement spanning a reload of snowflake.worker_id switches at once,
 #    and the hand-over is logged with the last id under the old worker id;
 #  - the lease writer comes back after SIGTERM;
+#  - a lease writer that exits inside its write of the lease (gdb calls
+#    proc_exit() there) does not keep the next writer out;
 #  - a stopped (SIGSTOP) lease writer: a backend that needs the lease waits
 #    interruptibly, and statement_timeout ends it on time;
 #  - an unwritable lease file and pg_snowflake: generation refuses instead of
@@ -173,6 +175,34 @@ my $new_writer = wait_for_writer($writer);
 isnt($new_writer, $writer, 'the lease writer is back after SIGTERM');
 cmp_ok(query('SELECT snowflake_nextval()'), '>', query('SELECT max(id) FROM seen'),
 	'ids after the writer came back');
+
+# 4b. A writer that exits while it writes the lease (proc_exit() called by
+# gdb at its write_lease(), as a FATAL error would exit: no PG_FINALLY runs)
+# lets the next writer in: ids go on past the lease.
+SKIP:
+{
+	skip 'no gdb', 3 unless grep { -x "$_/gdb" } split /:/, $ENV{PATH};
+	$new_writer = wait_for_writer();
+	my ($gdb_out, $gdb_err) = ('', '');
+	my $debugger = IPC::Run::start(
+		[ 'gdb', '-nx', '-batch', '-p', $new_writer,
+			'-ex', 'break snowflake::pg::write_lease',
+			'-ex', 'continue',
+			'-ex', 'call ((void (*)(int)) proc_exit)(1)' ],
+		'<', \undef, '>', \$gdb_out, '2>', \$gdb_err,
+		IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default));
+	$debugger->pump until $gdb_out =~ /^Breakpoint 1 at/m || !$debugger->pumpable;
+	like($gdb_out, qr/^Breakpoint 1 at/m, "gdb attached to the lease writer (pid $new_writer), a breakpoint at write_lease")
+	  or diag($gdb_err);
+	# ids for three lease spans: the writer is stopped at its next write and exits there
+	my $count = query("SET statement_timeout = '30s'; "
+		  . "SELECT count(*) FROM generate_series(1, 3000) WHERE snowflake_nextval() > 0 AND pg_sleep(0.002)::text = ''");
+	$debugger->finish;
+	like($gdb_out . $gdb_err, qr/exited with code 01|exited while in a function called from GDB/,
+		'the lease writer exited inside its write_lease');
+	is($count, 3000, 'ids went on past the lease: the writer\'s place was freed at its exit');
+	$new_writer = wait_for_writer($new_writer);
+}
 
 # 5. A stopped lease writer: a backend that needs the lease waits, and
 # statement_timeout ends the wait on time. The lease lapses one span after the

@@ -38,26 +38,24 @@ const PublicKeys* public_keys = nullptr;  // null: no key loaded
 Ff1Key key_cache[kKeyIds];
 Ff1Key given_cache;  // 1.0's forms given a key
 
-// The bindings on disk (none when the file is missing); false, with the
-// check hook's message set, when unreadable or malformed.
-bool read_bindings(Bindings& bindings) {
+// The bindings on disk (none when the file is missing): Read, or why not
+// (errno set when Unreadable).
+enum class BindingsFile { Read, Unreadable, Corrupt };
+BindingsFile read_bindings(Bindings& bindings) {
     bindings = Bindings{};
     char text[kBindingsTextMax + 1];
     const ssize_t length = read_whole(kBindingsPath, text, sizeof text);
-    if (length < 0 && errno == ENOENT) return true;
-    if (length < 0) {
-        GUC_check_errmsg("could not read file \"%s\": %m", kBindingsPath);
-        return false;
-    }
+    if (length < 0 && errno == ENOENT) return BindingsFile::Read;
+    if (length < 0) return BindingsFile::Unreadable;
     if (static_cast<std::size_t>(length) > kBindingsTextMax ||
-        !parse_bindings(text, static_cast<std::size_t>(length), bindings)) {
-        GUC_check_errmsg("file \"%s\" is corrupt", kBindingsPath);
-        GUC_check_errdetail("It binds each key id of public ids to the fingerprint of its key.");
-        GUC_check_errhint("Restore it from a backup of this data directory.");
-        return false;
-    }
-    return true;
+        !parse_bindings(text, static_cast<std::size_t>(length), bindings))
+        return BindingsFile::Corrupt;
+    return BindingsFile::Read;
 }
+#define SNOWFLAKE_BINDINGS_UNREADABLE "could not read file \"%s\": %m", kBindingsPath
+#define SNOWFLAKE_BINDINGS_CORRUPT "file \"%s\" is corrupt", kBindingsPath
+#define SNOWFLAKE_BINDINGS_DETAIL "It binds each key id of public ids to the fingerprint of its key."
+#define SNOWFLAKE_BINDINGS_HINT "Restore it from a backup of this data directory."
 
 // Writes the bindings durably (write_durably); false, errno set, on failure.
 bool write_bindings(const Bindings& bindings) {
@@ -87,30 +85,41 @@ int lock_bindings() {
 // that did not preload the library. Other processes load bound keys only.
 bool binds_keys() { return !IsUnderPostmaster || shared_state() == nullptr; }
 
-// Checks the keys against their bindings and binds new key ids (or, in a
-// process that does not bind, leaves out keys not bound yet); false, with the
-// check hook's message set, when a key id is bound to another key.
-bool bind_or_refuse(PublicKeys& keys, const char* path) {
+// Leaves out of keys those whose key id the bindings do not bind.
+void keep_bound(PublicKeys& keys, const Bindings& bindings) {
+    unsigned kept = 0;
+    for (unsigned i = 0; i < keys.count; ++i)
+        if (bindings.bound[keys.keys[i].id]) keys.keys[kept++] = keys.keys[i];
+    explicit_bzero(&keys.keys[kept], sizeof(PublicKey) * (keys.count - kept));
+    keys.count = kept;
+}
+
+// The keys a check hook loaded, for its assign hook, which binds the new key
+// ids (a check hook only checks: it may run for a value never assigned).
+struct LoadedKeys {
+    PublicKeys keys;
+    bool unbound;  // some key id not bound yet, in a process that binds
+};
+
+// Checks the keys against their bindings; false, with the check hook's
+// message set, when the bindings cannot be read or a key id is bound to
+// another key. Unbound key ids: left for the assign hook in a process that
+// binds, left out in one that does not (the postmaster binds them first).
+bool check_bound(LoadedKeys& loaded, const char* path) {
     Bindings bindings;
-    if (!read_bindings(bindings)) return false;
-    unsigned key_id = 0;
-    Binding binding = check_bindings(keys, bindings, key_id);
-    if (binding == Binding::Unbound && binds_keys()) {
-        const int directory = lock_bindings();
-        if (directory < 0) {
-            GUC_check_errmsg("could not lock directory \"%s\": %m", kDataDirectory);
-            return false;
-        }
-        bool ok = read_bindings(bindings);  // under the lock
-        if (ok) binding = check_bindings(keys, bindings, key_id);
-        if (ok && binding == Binding::Unbound) {
-            ok = bind_keys(keys, bindings) && write_bindings(bindings);
-            if (!ok) GUC_check_errmsg("could not write file \"%s\": %m", kBindingsPath);
-            binding = Binding::Same;
-        }
-        close(directory);
-        if (!ok) return false;
+    const BindingsFile file = read_bindings(bindings);
+    if (file == BindingsFile::Unreadable) {
+        GUC_check_errmsg(SNOWFLAKE_BINDINGS_UNREADABLE);
+        return false;
     }
+    if (file == BindingsFile::Corrupt) {
+        GUC_check_errmsg(SNOWFLAKE_BINDINGS_CORRUPT);
+        GUC_check_errdetail(SNOWFLAKE_BINDINGS_DETAIL);
+        GUC_check_errhint(SNOWFLAKE_BINDINGS_HINT);
+        return false;
+    }
+    unsigned key_id = 0;
+    const Binding binding = check_bindings(loaded.keys, bindings, key_id);
     if (binding == Binding::Other) {
         GUC_check_errcode(ERRCODE_CONFIG_FILE_ERROR);
         GUC_check_errmsg("key id %u of public key file \"%s\" is bound to another key", key_id, path);
@@ -123,14 +132,38 @@ bool bind_or_refuse(PublicKeys& keys, const char* path) {
                           key_id, key_id, key_id);
         return false;
     }
-    if (binding == Binding::Unbound) {  // not bound yet: the postmaster binds it at its next load
-        unsigned kept = 0;
-        for (unsigned i = 0; i < keys.count; ++i)
-            if (bindings.bound[keys.keys[i].id]) keys.keys[kept++] = keys.keys[i];
-        explicit_bzero(&keys.keys[kept], sizeof(PublicKey) * (keys.count - kept));
-        keys.count = kept;
-    }
+    loaded.unbound = binding == Binding::Unbound && binds_keys();
+    if (binding == Binding::Unbound && !loaded.unbound) keep_bound(loaded.keys, bindings);
     return true;
+}
+
+// From the assign hook: binds the new key ids of keys under the lock, or,
+// when that fails (said at LOG: an assign hook cannot refuse), leaves them out.
+void bind_new(PublicKeys& keys) {
+    Bindings bindings;
+    const int directory = lock_bindings();
+    if (directory < 0) {
+        ereport(LOG, (errcode_for_file_access(), errmsg("could not lock directory \"%s\": %m", kDataDirectory),
+                      errdetail("The public key file's new key ids are not loaded.")));
+        return keep_bound(keys, Bindings{});
+    }
+    const BindingsFile file = read_bindings(bindings);
+    unsigned key_id = 0;
+    bool ok = file == BindingsFile::Read && check_bindings(keys, bindings, key_id) != Binding::Other;
+    if (file == BindingsFile::Unreadable)
+        ereport(LOG, (errcode_for_file_access(), errmsg(SNOWFLAKE_BINDINGS_UNREADABLE)));
+    else if (file == BindingsFile::Corrupt)
+        ereport(LOG, (errcode(ERRCODE_DATA_CORRUPTED), errmsg(SNOWFLAKE_BINDINGS_CORRUPT),
+                      errdetail(SNOWFLAKE_BINDINGS_DETAIL), errhint(SNOWFLAKE_BINDINGS_HINT)));
+    else if (!ok)  // bound meanwhile to another key: only this process binds
+        ereport(LOG, (errmsg("key id %u of the public key file was bound to another key meanwhile", key_id)));
+    else if (!bind_keys(keys, bindings) || !write_bindings(bindings)) {
+        ok = false;
+        ereport(LOG, (errcode_for_file_access(), errmsg("could not write file \"%s\": %m", kBindingsPath),
+                      errdetail("The public key file's new key ids are not loaded.")));
+    }
+    close(directory);
+    if (!ok) keep_bound(keys, file == BindingsFile::Read ? bindings : Bindings{});
 }
 
 // Reads the key file as PostgreSQL reads ssl_key_file; false, with the check
@@ -180,14 +213,17 @@ bool read_key_file(const char* path, PublicKeys& keys) {
                           "encodes; # starts a comment.");
         return false;
     }
-    return bind_or_refuse(keys, path);
+    return true;
 }
 
 bool check_public_key_file(char** newval, void** extra, GucSource) {
-    PublicKeys keys{};
+    LoadedKeys keys{};
     const char* path = *newval != nullptr ? *newval : "";
-    if (*path != '\0' && !read_key_file(path, keys)) return false;
-    auto* loaded = static_cast<PublicKeys*>(guc_extra_alloc(sizeof(PublicKeys)));
+    if (*path != '\0' && (!read_key_file(path, keys.keys) || !check_bound(keys, path))) {
+        explicit_bzero(&keys, sizeof keys);
+        return false;
+    }
+    auto* loaded = static_cast<LoadedKeys*>(guc_extra_alloc(sizeof(LoadedKeys)));
     if (loaded == nullptr) return false;
     *loaded = keys;
     explicit_bzero(&keys, sizeof keys);
@@ -196,8 +232,12 @@ bool check_public_key_file(char** newval, void** extra, GucSource) {
 }
 
 void assign_public_key_file(const char*, void* extra) {
-    const auto* keys = static_cast<const PublicKeys*>(extra);
-    public_keys = keys != nullptr && keys->count > 0 ? keys : nullptr;
+    auto* loaded = static_cast<LoadedKeys*>(extra);
+    if (loaded != nullptr && loaded->unbound) {
+        bind_new(loaded->keys);
+        loaded->unbound = false;
+    }
+    public_keys = loaded != nullptr && loaded->keys.count > 0 ? &loaded->keys : nullptr;
 }
 
 // 1.0's snowflake.public_key: a key in a setting is read by
@@ -354,8 +394,9 @@ SNOWFLAKE_FUNCTION(snowflake_retire_public_key_id) {
     bool was_bound = false;
     const int directory = lock_bindings();
     Bindings bindings;
+    BindingsFile file = BindingsFile::Read;
     if (directory < 0) problem = Problem::Lock;
-    else if (!read_bindings(bindings)) problem = Problem::Read;
+    else if ((file = read_bindings(bindings)) != BindingsFile::Read) problem = Problem::Read;
     else if (bindings.bound[key_id]) {
         was_bound = true;
         bindings.bound[key_id] = false;
@@ -366,8 +407,11 @@ SNOWFLAKE_FUNCTION(snowflake_retire_public_key_id) {
     errno = saved;
     if (problem == Problem::Lock)
         ereport(ERROR, (errcode_for_file_access(), errmsg("could not lock directory \"%s\": %m", kDataDirectory)));
+    if (problem == Problem::Read && file == BindingsFile::Unreadable)
+        ereport(ERROR, (errcode_for_file_access(), errmsg(SNOWFLAKE_BINDINGS_UNREADABLE)));
     if (problem == Problem::Read)
-        ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED), errmsg("%s", GUC_check_errmsg_string)));
+        ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED), errmsg(SNOWFLAKE_BINDINGS_CORRUPT),
+                        errdetail(SNOWFLAKE_BINDINGS_DETAIL), errhint(SNOWFLAKE_BINDINGS_HINT)));
     if (problem == Problem::Write)
         ereport(ERROR, (errcode_for_file_access(), errmsg("could not write file \"%s\": %m", kBindingsPath)));
     if (was_bound) ereport(LOG, (errmsg("public id key id %d retired: another key may take it", key_id)));

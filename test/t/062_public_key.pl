@@ -6,7 +6,8 @@
 # library's setting) the server runs without keys and the functions refuse
 # (55000). The forms are pinned (NIST's sample key), rotation keeps old public
 # ids decoding, a key id once bound to a key is refused with another (at
-# reload and at start) until retired on purpose.
+# reload and at start) until retired on purpose; a key id is bound when a key
+# file is assigned, never when it is only checked (ALTER SYSTEM).
 use strict;
 use warnings FATAL => 'all';
 
@@ -265,5 +266,25 @@ like($log, qr/LOG:  parameter "snowflake\.public_key" is no longer supported/, "
 unlike($log, qr/2B7E1516/i, "1.0's setting: the log does not quote the key");
 is(query("SELECT snowflake_to_public($id)"), $encoded, "1.0's setting: the key file's keys serve");
 $node->stop;
+
+# A server without shared_preload_libraries, whose backends bind new key ids:
+# ALTER SYSTEM checks a key file (a check hook's run for a value not assigned)
+# and binds nothing; the key file once in effect is bound where it is loaded.
+my $plain = PostgreSQL::Test::Cluster->new('public_key_plain');
+$plain->init;
+$plain->start;
+$plain->safe_psql('postgres', 'CREATE EXTENSION snowflake');
+my $plain_keys = $plain->data_dir . '/plain_keys';
+open my $fh, '>', $plain_keys or die "$plain_keys: $!";
+print $fh "2 $k192\n";
+close $fh;
+chmod 0600, $plain_keys or die "chmod: $!";
+my $plain_bindings = $plain->data_dir . '/pg_snowflake/public_keys';
+$plain->safe_psql('postgres', "LOAD 'snowflake'; ALTER SYSTEM SET snowflake.public_key_file = 'plain_keys'");
+ok(!-e $plain_bindings, 'not preloaded: ALTER SYSTEM naming a key file binds nothing (its check hook only checks)');
+$plain->reload;
+like($plain->safe_psql('postgres', 'SELECT snowflake_to_public(42)'), qr/^\w{13}$/, 'reloaded: its key encodes');
+like(slurp_file($plain_bindings), qr/^2 /m, '... bound where it was assigned');
+$plain->stop;
 
 done_testing();

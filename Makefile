@@ -26,6 +26,17 @@ PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
+# The TAP files of test/t against the installed server, as an ordinary user
+# (make install first): make prove_installcheck, or PROVE_TESTS=test/t/005_smoke.pl
+# for one file. Each file starts its own preloaded instances; test/run runs
+# them all, as root, with what they need installed.
+PROVE_TESTS ?= test/t/*.pl
+PG_PROVE_FLAGS += -I test/t
+PROVE_FLAGS += --timer
+.PHONY: prove_installcheck
+prove_installcheck:
+	$(prove_installcheck)
+
 # Every object depends on the headers (PGXS tracks no header dependencies).
 $(OBJS): $(wildcard src/core/*.hpp src/pg/*.hpp)
 

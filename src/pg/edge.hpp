@@ -29,7 +29,7 @@ extern "C" {
 
 namespace snowflake::pg {
 
-// Settings (GUC variables; state.cpp). The worker id in effect is the
+// Settings (GUC variables; settings.cpp). The worker id in effect is the
 // shared one (GeneratorState::worker_id), which the lease writer applies.
 extern int worker_id_setting;  // -1: unset
 extern int max_lead_setting;   // ms

@@ -2,14 +2,18 @@
 #include "edge.hpp"
 #include "fence.hpp"
 #include "registry.hpp"
+#include "registry_settings.hpp"
 
 extern "C" {
 #include "utils/elog.h"
 }
 
 namespace snowflake::pg {
+namespace {
 
-void refuse_without_grant(const SharedState& state, Status status) {
+// NoWorker or WindowEnded under a registry: an ERROR naming the registry and
+// when it answered last.
+[[noreturn]] void refuse_without_grant(const SharedState& state, Status status) {
     const SharedState::Registry& registry = state.registry;
     char error[256];
     registry_error(registry, error);
@@ -32,6 +36,8 @@ void refuse_without_grant(const SharedState& state, Status status) {
                     errhint("Ids are issued as soon as the registry grants a worker id; "
                             "snowflake_status shows registry_error.")));
 }
+
+}  // namespace
 
 void refuse_call(Status status) {
     switch (status) {

@@ -8,7 +8,7 @@
 
 namespace snowflake::pg {
 
-// At start-up in the postmaster, after load_lease (`exists`: it read one):
+// At start-up in the postmaster, once the lease is read (`exists`: there is one):
 // decides whether this server restores (SharedState::restore) and fences a
 // copy (not under a registry, whose grants are never copied), logging it; the
 // fence is kept in the lease file.
@@ -34,11 +34,4 @@ const char* moved_from_name(const SharedState& state);
 // behind the latest clock reading the lease records: the source's later ids
 // may be ahead of this clock.
 std::uint32_t adopt_worker_id(SharedState& state, std::int64_t after_unix_ms);
-// A new lease where the lease file is damaged, or snowflake.epoch or
-// snowflake.layout was changed on purpose: ids continue after the clock plus
-// the lease span and max_lead, or after `above_unix_ms` if later; the fence is
-// kept, the old file moved aside (kDamagedLeasePath). Returns the new mark
-// (ms since 1970); ERROR when nothing is to repair.
-std::int64_t repair_lease(SharedState& state, std::int64_t above_unix_ms);
-
 }  // namespace snowflake::pg

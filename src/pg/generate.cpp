@@ -4,6 +4,7 @@
 #include "lease_file.hpp"
 #include "lease_write.hpp"
 #include "registry.hpp"
+#include "upgrade.hpp"
 
 extern "C" {
 #include "access/htup_details.h"

@@ -2,6 +2,7 @@
 #include "lease_wal.hpp"
 
 #include "fence.hpp"
+#include "identity.hpp"
 #include "lease_file.hpp"
 
 extern "C" {

@@ -1,12 +1,14 @@
 // The module's start-up (the top of src/pg): settings, shared memory, the
 // lease and its background workers, hooks.
 #include "edge.hpp"
-#include "fence.hpp"
 #include "lease_file.hpp"
 #include "lease_wal.hpp"
 #include "lease_writer.hpp"
 #include "pending.hpp"
 #include "registry.hpp"
+#include "registry_settings.hpp"
+#include "startup.hpp"
+#include "upgrade.hpp"
 
 extern "C" {
 #include "miscadmin.h"
@@ -64,11 +66,7 @@ void startup_shared_memory() {
         shared->pending_lock = &GetNamedLWLockTranche("snowflake")->lock;
         shared->registry.worker_id = kNoWorker;
         SpinLockInit(&shared->registry.lock);
-        Lease lease{};
-        const bool exists = load_lease(*shared, lease);
-        fence_if_copy(*shared, lease, exists);
-        // under a registry, the worker id last held is the one to ask for again
-        if (exists && registry_mode()) shared->registry.previous = lease.worker_id;
+        decide_at_start(*shared);
     }
     LWLockRelease(AddinShmemInitLock);
     if (!IsUnderPostmaster) on_shmem_exit(SNOWFLAKE_CALLBACK(shut_down, FATAL), 0);

@@ -13,6 +13,7 @@
 #include "registry.hpp"
 
 #include "registry_client.hpp"
+#include "registry_settings.hpp"
 
 extern "C" {
 #include "access/xlog.h"

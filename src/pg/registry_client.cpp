@@ -138,10 +138,6 @@ PGresult* registry_query(const char* sql, int count, const char* const* values, 
     return nullptr;
 }
 
-std::int64_t value_of(const PGresult* result, int column) {
-    return std::strtoll(PQgetvalue(result, 0, column), nullptr, 10);
-}
-
 std::int64_t monotonic_ms() { return monotonic_us() / 1000; }
 std::int64_t registry_value(const PGresult* result, int column) {
     return std::strtoll(PQgetvalue(result, 0, column), nullptr, 10);

@@ -1,6 +1,6 @@
 // The registry's settings: snowflake.registry (its check keeps passwords out)
-// and its times, and the registry's name without secrets (registry.hpp).
-#include "registry.hpp"
+// and its times, and the registry's name without secrets (registry_settings.hpp).
+#include "registry_settings.hpp"
 
 extern "C" {
 #include "libpq-fe.h"

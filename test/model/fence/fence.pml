@@ -1,5 +1,5 @@
 /*
- * The clone fence of snowflake (src/pg/fence.cpp, lease_file.cpp, lease_wal.cpp,
+ * The clone fence of snowflake (src/pg/fence.cpp, startup.cpp, identity.cpp, lease_file.cpp, lease_wal.cpp,
  * lease_writer.cpp, module.cpp, src/core/generator.hpp), as SPIN checks it.
  * test/model/fence/RULES.md states the assumptions, the invariants and the
  * rules F1..F14; docs/development.md ("The fence's model") maps each action to its
@@ -239,7 +239,7 @@ inline writer_starts(d) {
     wst[d] = 1; weff[d] = guc[d]; record_worker_id(d)
 }
 
-/* load_lease (lease_file.cpp) then fence_if_copy (fence.cpp) */
+/* load_lease (startup.cpp) then fence_if_copy (fence.cpp) */
 inline start(d) {
     on[d] = 1; wst[d] = 0; issrun[d] = 0; replayed[d] = 0;
     blocked[d] = 0; restore[d] = 0; elsewhere[d] = 0; fen[d] = 0; lwid[d] = 0;
@@ -395,7 +395,7 @@ inline mark_same(a, b) {
 #define FENCE_CHECK(d) ((fen[d] & BIT(weff[d])) == 0)
 #endif
 
-/* repair_lease (fence.cpp): a damaged lease cannot say whose it was (F11) */
+/* repair_lease (lease_file.cpp): a damaged lease cannot say whose it was (F11) */
 inline repair(d) {
 #ifndef NO_F11
     if

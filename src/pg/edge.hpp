@@ -37,6 +37,7 @@ extern int lease_span_setting;  // ms
 extern char* epoch_setting;
 extern char* layout_setting;
 extern char* host_name_setting;  // empty: the kernel's host name
+extern bool replay_1_0_wal_setting;  // 1.0's lease records (RM_EXPERIMENTAL_ID) replayed (lease_wal.cpp)
 // The name of this server's host in the data directory's identity and the
 // registry's holder name: snowflake.host_name, or the kernel's host name.
 const char* server_host_name();

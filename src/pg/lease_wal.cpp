@@ -19,7 +19,7 @@ namespace {
 // (src/core/text.hpp: versioned, no padding), under snowflake's own resource
 // manager id (the PostgreSQL wiki's list of custom WAL resource managers:
 // docs/development.md, Releasing). 1.0 wrote it under RM_EXPERIMENTAL_ID,
-// which is still read, unless another library took that id first.
+// which is still read unless snowflake.replay_1_0_wal is off.
 constexpr RmgrId kRmgrId = 173;
 constexpr RmgrId kRmgrId10 = RM_EXPERIMENTAL_ID;
 constexpr std::uint8_t kLeaseRecord = 0x00;
@@ -133,21 +133,23 @@ void register_lease_wal() {
         .rm_identify = SNOWFLAKE_CALLBACK(lease_identify, ERROR),
     };
     // 1.0's records: the same, under the id PostgreSQL lends (a name of its own:
-    // names are unique too).
+    // names are unique too). Another library on that id would take them for
+    // its own and drop them, and a standby would then issue ids below its
+    // primary's: refused unless the operator says no such WAL is to be replayed.
     static RmgrData rmgr10 = rmgr;
     rmgr10.rm_name = "snowflake 1.0";
     RegisterCustomRmgr(kRmgrId, &rmgr);
-    // Another library loaded first on the lent id keeps it: 1.0's records are
-    // not replayed here, which matters only to WAL written before the upgrade.
-    if (!RmgrIdExists(kRmgrId10))
-        RegisterCustomRmgr(kRmgrId10, &rmgr10);
-    else
-        ereport(LOG, (errmsg("snowflake does not replay WAL records of its version 1.0 on this server"),
-                      errdetail("Resource manager id %d, under which version 1.0 logged its lease, is taken by "
-                                "\"%s\"; later versions log it under id %d.",
-                                static_cast<int>(kRmgrId10), GetRmgr(kRmgrId10).rm_name, static_cast<int>(kRmgrId)),
-                      errhint("Only WAL written before the upgrade from 1.0 holds such records: do not replay it "
-                              "on this server.")));
+    if (!replay_1_0_wal_setting) return;
+    if (RmgrIdExists(kRmgrId10))
+        ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                        errmsg("snowflake cannot register the resource manager of its version 1.0's WAL"),
+                        errdetail("Version 1.0 logged its lease under RM_EXPERIMENTAL_ID (%d), the id PostgreSQL lends "
+                                  "to extensions in development, which \"%s\" holds; later versions log it under "
+                                  "id %d.",
+                                  static_cast<int>(kRmgrId10), GetRmgr(kRmgrId10).rm_name, static_cast<int>(kRmgrId)),
+                        errhint("Once no server replays WAL written before the upgrade from 1.0 (standbys, backups "
+                                "and archives restored), set \"snowflake.replay_1_0_wal\" to off.")));
+    RegisterCustomRmgr(kRmgrId10, &rmgr10);
 }
 
 }  // namespace snowflake::pg

@@ -8,7 +8,8 @@ namespace snowflake::pg {
 
 // Logs the lease and flushes it (a commit of any id under it comes later).
 void log_lease(const Lease& lease);
-// From _PG_init: registers the resource manager, and 1.0's unless another library holds its id.
+// From _PG_init: registers the resource manager, and 1.0's unless snowflake.replay_1_0_wal is off
+// (ERROR when another library holds its id).
 void register_lease_wal();
 
 }  // namespace snowflake::pg

@@ -138,24 +138,30 @@ bool check_bound(LoadedKeys& loaded, const char* path) {
 }
 
 // From the assign hook: binds the new key ids of keys under the lock, or,
-// when that fails (said at LOG: an assign hook cannot refuse), leaves them out.
+// when that fails (said at LOG: an assign hook cannot refuse), leaves them out
+// and keeps the keys already bound.
 void bind_new(PublicKeys& keys) {
-    Bindings bindings;
+    Bindings bound;  // as on disk: what stays loaded if the new ids cannot be bound
+    if (read_bindings(bound) != BindingsFile::Read) bound = Bindings{};
     const int directory = lock_bindings();
     if (directory < 0) {
         ereport(LOG, (errcode_for_file_access(), errmsg("could not lock directory \"%s\": %m", kDataDirectory),
                       errdetail("The public key file's new key ids are not loaded.")));
-        return keep_bound(keys, Bindings{});
+        return keep_bound(keys, bound);
     }
+    Bindings bindings;
     const BindingsFile file = read_bindings(bindings);
+    if (file == BindingsFile::Read) bound = bindings;  // under the lock
     unsigned key_id = 0;
-    bool ok = file == BindingsFile::Read && check_bindings(keys, bindings, key_id) != Binding::Other;
+    const bool other = file == BindingsFile::Read && check_bindings(keys, bindings, key_id) == Binding::Other;
+    bool ok = file == BindingsFile::Read && !other;
     if (file == BindingsFile::Unreadable)
-        ereport(LOG, (errcode_for_file_access(), errmsg(SNOWFLAKE_BINDINGS_UNREADABLE)));
+        ereport(LOG, (errcode_for_file_access(), errmsg(SNOWFLAKE_BINDINGS_UNREADABLE),
+                      errdetail("The public key file's new key ids are not loaded.")));
     else if (file == BindingsFile::Corrupt)
         ereport(LOG, (errcode(ERRCODE_DATA_CORRUPTED), errmsg(SNOWFLAKE_BINDINGS_CORRUPT),
                       errdetail(SNOWFLAKE_BINDINGS_DETAIL), errhint(SNOWFLAKE_BINDINGS_HINT)));
-    else if (!ok)  // bound meanwhile to another key: only this process binds
+    else if (other)  // bound meanwhile to another key (by a backend of a server without preload)
         ereport(LOG, (errmsg("key id %u of the public key file was bound to another key meanwhile", key_id)));
     else if (!bind_keys(keys, bindings) || !write_bindings(bindings)) {
         ok = false;
@@ -163,7 +169,8 @@ void bind_new(PublicKeys& keys) {
                       errdetail("The public key file's new key ids are not loaded.")));
     }
     close(directory);
-    if (!ok) keep_bound(keys, file == BindingsFile::Read ? bindings : Bindings{});
+    // (a corrupt file, or a key id bound to another key: no key is loaded, as the check refuses them)
+    if (!ok) keep_bound(keys, file == BindingsFile::Corrupt || other ? Bindings{} : bound);
 }
 
 // Reads the key file as PostgreSQL reads ssl_key_file; false, with the check

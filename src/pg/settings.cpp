@@ -24,6 +24,7 @@ int lease_span_setting = 2000;
 char* epoch_setting = nullptr;
 char* layout_setting = nullptr;
 char* host_name_setting = nullptr;
+bool replay_1_0_wal_setting = true;
 char* registry_setting = nullptr;
 
 bool registry_mode() { return registry_setting != nullptr && registry_setting[0] != '\0'; }
@@ -193,6 +194,12 @@ void define_settings() {
         &host_name_setting, "", process_shared_preload_libraries_in_progress ? PGC_POSTMASTER : PGC_SIGHUP, 0,
         SNOWFLAKE_CALLBACK(check_host_name, LOG), nullptr, nullptr);
     refuse_bad_setting_at_start("snowflake.host_name", host_name);
+    DefineCustomBoolVariable(
+        "snowflake.replay_1_0_wal", "Replays the lease records of WAL written by snowflake 1.0.",
+        "1.0 logged them under RM_EXPERIMENTAL_ID (128), which another extension in development may need: "
+        "turn it off for that extension only once no WAL from before the upgrade from 1.0 is to be replayed.",
+        &replay_1_0_wal_setting, true, process_shared_preload_libraries_in_progress ? PGC_POSTMASTER : PGC_SIGHUP,
+        0, nullptr, nullptr, nullptr);
     refuse_fractional_worker_id_at_start(worker_id);
     refuse_bad_setting_at_start("snowflake.worker_id", worker_id);
     refuse_bad_setting_at_start("snowflake.max_lead", max_lead);

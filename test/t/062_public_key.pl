@@ -251,6 +251,29 @@ write_bindings($good);
 $node->start;
 like(query("SELECT snowflake_to_public($id)"), $first_character[1], 'the bindings file restored: the keys serve');
 
+# A new key id the postmaster cannot bind (pg_snowflake read-only, as on a
+# full or read-only disk): the reload says so, the new key id is left out and
+# the keys bound before serve; once writable, a reload binds it.
+my $bound_public = query("SELECT snowflake_to_public($id)");
+my $snowflake_dir = $node->data_dir . '/pg_snowflake';
+chmod 0500, $snowflake_dir or die "chmod: $!";
+write_keys("2 $k128\n1 $k256\n0 $k192\n");
+$offset = -s $node->logfile;
+reload_and_wait($node);
+like(slurp_file($node->logfile, $offset),
+	qr/LOG:  could not write file "pg_snowflake\/public_keys": Permission denied\n.*DETAIL:  The public key file's new key ids are not loaded\./,
+	'a new key id that cannot be bound: the reload logs why');
+is(query("SELECT snowflake_to_public($id)"), $bound_public, '... it is left out: the first bound key (key id 1) encodes');
+like(error_of("SELECT snowflake_to_public($id, 2)"), qr/ERROR:  [0-9A-Z]{5}: the public key file holds no key id 2/,
+	'... and key id 2 is not loaded');
+unlike($good, qr/^2 /m, '... nor bound on disk');
+chmod 0700, $snowflake_dir or die "chmod: $!";
+reload_and_wait($node);
+like(query("SELECT snowflake_to_public($id)"), $first_character[2], 'writable again: a reload binds key id 2, which encodes');
+like(slurp_file($bindings_path), qr/^2 /m, '... bound on disk');
+write_keys("1 $k256\n0 $k192\n");
+reload_and_wait($node);
+
 # 1.0's setting left in postgresql.conf: refused at start and at reload, naming
 # the key file's setting and never quoting the key; the key file's keys serve.
 my $encoded = query("SELECT snowflake_to_public($id)");

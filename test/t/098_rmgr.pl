@@ -2,9 +2,9 @@
 # the PostgreSQL wiki's list, and still replays 1.0's records, logged under
 # RM_EXPERIMENTAL_ID (128): a standby of the new library follows a 1.0 primary
 # (standbys first, as docs/upgrading.md says) and, promoted, issues ids above
-# all of the primary's. Another library on 128 listed first keeps it (the
-# server starts, and says it replays no 1.0 record); listed after, it cannot
-# register, and PostgreSQL's error names snowflake's.
+# all of the primary's. Another library on 128 stops the server in either
+# order (it would take 1.0's records for its own and drop them), until
+# snowflake.replay_1_0_wal = off says no such WAL is to be replayed.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -48,18 +48,26 @@ like(slurp_file($node->logfile, $offset),
 
 $node->adjust_conf('postgresql.conf', 'shared_preload_libraries', "'$library, snowflake'");
 $offset = -s $node->logfile;
-$node->start;
+ok(!$node->start(fail_ok => 1), 'listed first: the server does not start either (1.0\'s records would go to it)');
 my $log = slurp_file($node->logfile, $offset);
-like($log, qr/LOG:  snowflake does not replay WAL records of its version 1\.0 on this server/,
-	'listed first, it keeps id 128: the server starts and says it replays no record of 1.0');
-like($log, qr/DETAIL:  Resource manager id 128, under which version 1\.0 logged its lease, is taken by "squatter"; later versions log it under id 173\./,
+like($log, qr/snowflake cannot register the resource manager of its version 1\.0's WAL/, 'snowflake says why');
+like($log, qr/DETAIL:  Version 1\.0 logged its lease under RM_EXPERIMENTAL_ID \(128\), the id PostgreSQL lends to extensions in development, which "squatter" holds; later versions log it under id 173\./,
 	'the detail names the library and both ids');
+like($log, qr/HINT:  Once no server replays WAL written before the upgrade from 1\.0 .* set "snowflake\.replay_1_0_wal" to off\./,
+	'the hint names the setting that lets both load');
+
+$node->append_conf('postgresql.conf', "snowflake.replay_1_0_wal = off\n");
+$node->start;
 $node->safe_psql('postgres', 'CREATE EXTENSION snowflake');
 my $from = lsn($node);
-cmp_ok($node->safe_psql('postgres', 'SELECT snowflake_nextval()'), '>', 0, 'and snowflake generates');
+cmp_ok($node->safe_psql('postgres', 'SELECT snowflake_nextval()'), '>', 0,
+	'snowflake.replay_1_0_wal = off: both load, and snowflake generates');
 my $records = records_by_rmgr($node, $from);
 ok($records->{custom173} && !$records->{custom128}, 'its lease records are under id 173 (pg_waldump: '
 	  . join(', ', map { "$_ $records->{$_}" } sort keys %$records) . ')');
+$node->stop;
+$node->adjust_conf('postgresql.conf', 'shared_preload_libraries', "'snowflake, $library'");
+ok($node->start(fail_ok => 1), 'off, in either order');
 $node->stop;
 
 # --- 1.0's WAL replayed: a 1.0 primary, a standby of this library.

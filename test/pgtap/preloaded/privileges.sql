@@ -21,7 +21,7 @@ CREATE ROLE snowflake_monitor LOGIN IN ROLE pg_monitor;
 CREATE ROLE snowflake_plain LOGIN;
 
 BEGIN;
-SELECT plan(54);
+SELECT plan(57);
 
 -- the catalog: who may execute what
 SELECT set_eq(
@@ -63,7 +63,7 @@ CREATE TABLE priv_plain_ref (id integer REFERENCES priv_plain_key);
 CREATE TEMP TABLE setting_name AS
     SELECT name, setting FROM pg_settings WHERE name LIKE 'snowflake.%';
 GRANT SELECT ON setting_name TO snowflake_monitor, snowflake_plain;
-SELECT is((SELECT count(*)::int FROM setting_name), 11, 'eleven snowflake settings to try');
+SELECT is((SELECT count(*)::int FROM setting_name), 12, 'twelve snowflake settings to try');
 -- ALTER SYSTEM as a role, on its own connection to this server
 CREATE FUNCTION pg_temp.alter_system_as(role name, setting text) RETURNS text LANGUAGE sql AS $$
     SELECT dblink_exec(format('host=%s port=%s dbname=%s user=%s',

@@ -13,7 +13,7 @@ CREATE EXTENSION IF NOT EXISTS snowflake;
 CREATE EXTENSION IF NOT EXISTS dblink;
 
 BEGIN;
-SELECT plan(47);
+SELECT plan(48);
 
 -- a connection string to this very server and database
 CREATE FUNCTION pg_temp.alter_system(setting text) RETURNS text LANGUAGE sql AS $$
@@ -58,14 +58,16 @@ SELECT results_eq(
       ('snowflake.registry_max_skew', 'integer', 'sighup', 'ms', '1', '3600000', '1000', '1000', 'default'),
       ('snowflake.registry_renew', 'integer', 'sighup', 'ms', '100', '3600000', '30000', '30000', 'default'),
       ('snowflake.registry_window', 'integer', 'sighup', 'ms', '1000', '86400000', '90000', '90000', 'default'),
+      ('snowflake.replay_1_0_wal', 'bool', 'postmaster', '', '', '', 'on', 'on', 'default'),
       -- the range of every layout; the layout's own is checked (0..1023 here)
       ('snowflake.worker_id', 'integer', 'sighup', '', '-1', '65535', '-1', '7',
        'configuration file')$$,
-    'pg_settings: epoch, host_name, layout and registry are postmaster text, public_key_file reload-time text, lease_span, max_lead, the registry''s times and worker_id reload-time integers');
+    'pg_settings: epoch, host_name, layout and registry are postmaster text, public_key_file reload-time text, lease_span, max_lead, the registry''s times and worker_id reload-time integers, replay_1_0_wal a postmaster boolean');
 SELECT isnt((SELECT short_desc FROM pg_settings WHERE name = s), NULL, s || ' is described')
   FROM unnest(ARRAY['snowflake.epoch', 'snowflake.host_name', 'snowflake.layout', 'snowflake.lease_span', 'snowflake.max_lead',
                     'snowflake.public_key_file', 'snowflake.registry', 'snowflake.registry_max_skew',
-                    'snowflake.registry_renew', 'snowflake.registry_window', 'snowflake.worker_id']) AS s;
+                    'snowflake.registry_renew', 'snowflake.registry_window', 'snowflake.replay_1_0_wal',
+                    'snowflake.worker_id']) AS s;
 
 -- a session cannot change them
 SELECT throws_ok('SET snowflake.worker_id = 3', '55P02',

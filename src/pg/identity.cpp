@@ -61,7 +61,7 @@ std::uint64_t volume_id() {
 // volume, where both roots are inode 2) is another directory, on this host or
 // another; the same directory keeps them across restarts, reboots and
 // remounts. A block-level clone of the volume keeps them too, unless given a
-// new UUID (docs/operations.md).
+// new UUID (docs/ha-and-copies.md).
 // The host name is snowflake.host_name's, or the kernel's (server_host_name()).
 void own_directory(std::uint64_t& host, std::uint64_t& inode) {
     const char* name = server_host_name();

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The registry at fleet scale, across a new life: not a test, a measurement
-(docs/operations.md, "The registry at fleet scale").
+(docs/registry.md, "The registry at fleet scale").
 
 A throwaway PostgreSQL server holds a registry with the defaults (90 s maximum
 window, 1 s skew bound: a 91 s grace); HOLDERS simulated nodes claim a worker

@@ -39,7 +39,7 @@ KINDS = {
     # an operator's copy, as dimensions: how it is made, when, what the operator
     # does with it next (test/chaos/run's fault_copy)
     "copy": (("a", "b"), lambda r: copy_recipe(r)),
-    # not detectable by design (docs/operations.md): the source stopped and
+    # not detectable by design (docs/ha-and-copies.md): the source stopped and
     # given a new worker id before a cold copy, both then running it
     "copy_renumbered": (("a", "b"), lambda r: {**copy_recipe(r, "cold_cp"), "renumber": True}),
     # the registry begins a new life (its standby promoted, or its server
@@ -56,7 +56,7 @@ KINDS = {
     # it; after seconds (b's grant lapsed on the old primary) a new node claims
     # from the old one
     "registry_split": (("registry",), lambda r: {"seconds": round(r.uniform(12, 18), 1)}),
-    # not detectable by design (docs/operations.md): c's streaming standby
+    # not detectable by design (docs/ha-and-copies.md): c's streaming standby
     # promoted by hand while c runs, with clients on both
     "standby_promoted_by_hand": (("c",), lambda r: {"seconds": round(r.uniform(2, 6), 1)}),
     # The registry's paths of issue 46: test/chaos/run's fault_<kind> says each
@@ -94,9 +94,9 @@ KINDS = {
     "container_restart": (NODES, lambda r: {"stop": r.choice(("clean", "crash")), "seconds": round(r.uniform(1, 4), 1)}),
     # a cold copy of the node started with standby.signal and nothing to
     # follow (primary_conninfo and restore_command empty), promoted beside
-    # its source (docs/operations.md): a restore, fenced (rule F14)
+    # its source (docs/ha-and-copies.md): a restore, fenced (rule F14)
     "standby_copy": (NODES, lambda r: {"seconds": round(r.uniform(2, 5), 1)}),
-    # not detectable by design (docs/operations.md, docs/containers.md): a
+    # not detectable by design (docs/ha-and-copies.md, docs/containers.md): a
     # block-level clone of a's volume started under its host name beside it
     # (a cold copy whose statx() of its data directory answers a's inode and
     # birth time: test/chaos/same_volume.c; one file system cannot hold a
@@ -148,7 +148,7 @@ KNOWN_HOLES = ()
 # kinds they would change every seed's schedule, CI's seed 16 among them.
 OWN_RUN = REGISTRY_PATHS + CONTAINERS
 
-# What docs/operations.md lists as not detectable: run only under --faults all
+# What docs/ha-and-copies.md lists as not detectable: run only under --faults all
 # (or named), and named in the run's summary.
 NOT_DETECTABLE = (
     "standby_promoted_by_hand",

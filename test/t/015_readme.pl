@@ -17,7 +17,8 @@
 #   -- a | b / -- ---+--- / -- x | y
 #                             a psql table: header and rows compared
 #   anything else after --    prose
-# and every statement without an ERROR line must succeed.
+# and every statement without an ERROR line must succeed. Then every link of
+# those pages to a page or a heading leads somewhere.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -240,4 +241,47 @@ for my $file (@files)
 
 $_->stop for values %layout_nodes;
 $node->stop;
+
+# Every relative link of README.md and docs/*.md to a page, or to a heading of
+# one (#anchor, as GitHub makes it from the heading's text), leads somewhere.
+sub headings
+{
+	my ($file) = @_;
+	my (%seen, %anchors, $fence);
+	for (split /\n/, slurp_file($file))
+	{
+		$fence = !$fence, next if /^\s*(```|~~~)/;
+		next if $fence || !/^#{1,6}\s+(.*?)\s*#*\s*$/;
+		(my $text = $1) =~ s/`//g;
+		$text =~ s/\[([^\]]*)\]\([^)]*\)/$1/g;
+		(my $slug = lc $text) =~ s/[^\w\- ]//g;
+		$slug =~ s/ /-/g;
+		my $n = $seen{$slug}++;
+		$anchors{ $n ? "$slug-$n" : $slug } = 1;
+	}
+	return \%anchors;
+}
+my ($links, @broken) = (0);
+for my $file ("$root/README.md", sort glob "$root/docs/*.md")
+{
+	my ($fence, $number) = (0, 0);
+	for my $line (split /\n/, slurp_file($file))
+	{
+		$number++;
+		$fence = !$fence, next if $line =~ /^\s*(```|~~~)/;
+		next if $fence;
+		(my $text = $line) =~ s/`[^`]*`//g;
+		while ($text =~ /\]\(([^)\s]+)\)/g)
+		{
+			my ($path, $anchor) = split /#/, $1, 2;
+			next if $path =~ /^[a-z]+:/ || ($path ne '' && $path !~ /\.md$/);
+			$links++;
+			my $target = $path eq '' ? $file : ($file =~ s{[^/]+$}{}r) . $path;
+			(my $where = "$file:$number: $1") =~ s{^\Q$root\E/}{};
+			if (!-f $target) { push @broken, "$where: no such page"; }
+			elsif (defined $anchor && !headings($target)->{$anchor}) { push @broken, "$where: no such heading"; }
+		}
+	}
+}
+is(scalar(@broken), 0, "the docs' $links links to pages and headings all lead somewhere") or diag(join "\n", @broken);
 done_testing();

@@ -9,7 +9,8 @@
 #     crash, so that the standby misses that second of WAL: only ids whose
 #     rows the standby never received can be at or above the new primary's
 #     first id. How many are is measured for lease spans of 500 ms, 2 s and
-#     10 s and printed (README "Many nodes").
+#     10 s and printed (docs/ha-and-copies.md, "Failover, standbys and
+#     copies").
 use strict;
 use warnings FATAL => 'all';
 

@@ -223,7 +223,7 @@ sub ms_now { return int(time * 1000); }
 
 # ---------------------------------------------------------------------------
 # 4b. a 1.0 registry's schema restored into a database at 1.1 and given its
-# lives by snowflake_registry_add_lives(), as docs/operations.md says: it may
+# lives by snowflake_registry_add_lives(), as docs/registry.md says: it may
 # have forgotten grants, so a new life with a grace
 {
 	my $server = registry_server('reg_old');

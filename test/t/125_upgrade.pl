@@ -80,7 +80,7 @@ for my $update (@updates)
 }
 
 # 1.0's forms given the key: the update to 1.1 refuses while an index uses
-# them (55000, naming it); the documented way (docs/operations.md): drop it,
+# them (55000, naming it); the documented way (docs/public-id-keys.md): drop it,
 # update, create it on the key id's form, which gives the same public ids.
 {
 	my $db = installed('1.0');

@@ -15,7 +15,7 @@
 #      holder presenting its window is refused and stops issuing ids
 #   3. a registry on one of the fleet's nodes: its clean shutdown does not
 #      wait for itself, and a restart gets its worker id back
-#   4. the registry's load: 200 simulated holders renewing (docs/operations.md)
+#   4. the registry's load: 200 simulated holders renewing (docs/registry.md)
 use strict;
 use warnings FATAL => 'all';
 
@@ -120,7 +120,7 @@ my $node_conf = "snowflake.registry_window = '20s'\n";
 	print $fh $conf;
 	close $fh;
 	$registry->start;
-	# as docs/operations.md gives it, the maximum window being the fleet's
+	# as docs/registry.md gives it, the maximum window being the fleet's
 	$registry->safe_psql('postgres', 'CREATE DATABASE fleet');
 	$registry->safe_psql('fleet', 'CREATE EXTENSION snowflake');
 	registry_create_in($registry, 'fleet', '[0,1024)', '10 min', '20s');

@@ -1,4 +1,4 @@
-# The registry's credentials, as docs/operations.md sets them up: nodes
+# The registry's credentials, as docs/registry.md sets them up: nodes
 # connect as a role made for them (snowflake_registry_grant), not a
 # superuser, with scram-sha-256 over hostssl and sslmode=verify-full, the
 # password in their OS user's password file (certificates made here). A

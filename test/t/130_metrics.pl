@@ -3,7 +3,7 @@
 # window's end, the page once ids stopped) and grace waits (no page while they
 # last) through every alert; Debian's prometheus-postgres-exporter, given the
 # queries file and a pg_monitor role let in by the pg_hba.conf line of
-# docs/operations.md (peer, mapped), serves snowflake_status with the node's
+# docs/integrations.md (peer, mapped), serves snowflake_status with the node's
 # values: the window the registry granted (not the node's setting), and the
 # time left of a registry's grace while a claim waits for it.
 use strict;
@@ -36,7 +36,7 @@ my $registry = registry_server('registry');
 my $conninfo = registry_create($registry, 'fleet', '[40,50)', '1s');
 # the node asks for 10 s windows, the registry grants its maximum, 6 s
 my $node = registry_node('node', $conninfo, "snowflake.registry_window = '10s'\nlog_connections = on\n");
-# the exporter's role, let in as docs/operations.md says: peer, the OS user the
+# the exporter's role, let in as docs/integrations.md says: peer, the OS user the
 # exporter runs as mapped to it (here the test's own), above initdb's lines
 my $os_user = getpwuid($>);
 my $hba = $node->data_dir . '/pg_hba.conf';

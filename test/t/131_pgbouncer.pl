@@ -2,7 +2,7 @@
 # a node, under pgbench (20 clients, a pool of 4 server connections, a custom
 # script inserting rows with DEFAULT snowflake_nextval()): every id unique,
 # under the node's worker id, no failed transaction; and the snowflake settings
-# a session can change are exactly those docs/operations.md tells a pooled
+# a session can change are exactly those docs/integrations.md tells a pooled
 # client not to SET.
 use strict;
 use warnings FATAL => 'all';
@@ -114,8 +114,8 @@ is($all_distinct, $all, "both modes: $all ids, 0 duplicates");
 
 # the one snowflake setting a session's SET reaches is the deprecated key,
 # which refuses every value (as the docs say); the others are the server's
-like(slurp_file(($ENV{TESTDIR} // '.') . '/docs/operations.md'), qr/\*\*Settings a pooled client must not `SET`:\*\* none can take a value from a session/,
-	'docs/operations.md: a pooled client can SET no snowflake setting');
+like(slurp_file(($ENV{TESTDIR} // '.') . '/docs/integrations.md'), qr/\*\*Settings a pooled client must not `SET`:\*\* none can take a value from a session/,
+	'docs/integrations.md: a pooled client can SET no snowflake setting');
 is($node->safe_psql('postgres',
 	"SELECT string_agg(name, ',' ORDER BY name) FROM pg_settings WHERE name LIKE 'snowflake.%' AND context IN ('user', 'superuser')"),
 	'', 'pg_settings lists no snowflake setting a session can SET');

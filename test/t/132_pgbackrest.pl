@@ -1,5 +1,5 @@
 # Backups with pgBackRest (Debian's pgbackrest; the repository on local disk,
-# archive_command archive-push, the configuration of docs/operations.md): a full
+# archive_command archive-push, the configuration of docs/ha-and-copies.md): a full
 # and an incremental backup while a client inserts, then two restores started
 # beside the running source — of the latest backup to the end of the archive,
 # and to a point in time. Each refuses its source's worker id (the clone
@@ -27,9 +27,9 @@ my $source = snowflake_node('source', 51,
 	"archive_mode = on\narchive_command = '$pgbackrest --config=$conf --stanza=main archive-push %p'\n",
 	allows_streaming => 1);
 
-# the configuration of docs/operations.md, its paths this test's
-my ($documented) = slurp_file(($ENV{TESTDIR} // '.') . '/docs/operations.md') =~ /```ini\n(\[global\]\n.*?)```/s
-  or die 'docs/operations.md shows no pgBackRest configuration';
+# the configuration of docs/ha-and-copies.md, its paths this test's
+my ($documented) = slurp_file(($ENV{TESTDIR} // '.') . '/docs/ha-and-copies.md') =~ /```ini\n(\[global\]\n.*?)```/s
+  or die 'docs/ha-and-copies.md shows no pgBackRest configuration';
 my %paths = (
 	'/var/lib/pgbackrest' => "$dir/repo",
 	'/var/log/pgbackrest' => "$dir/log",

@@ -1,6 +1,6 @@
 # Citus: a coordinator (worker id 1, set by hand) and two workers (claiming
 # theirs from a registry on the coordinator), set up by the SQL blocks of
-# docs/operations.md's Citus section (each run where its first line says,
+# docs/integrations.md's Citus section (each run where its first line says,
 # failing with exactly the errors, and their details, it documents). Rows written through every
 # node carry that node's worker id, none twice; a lookup by id is routed to one
 # shard; a time range on a distributed table partitioned by id ranges prunes

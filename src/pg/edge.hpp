@@ -205,6 +205,11 @@ Datum fields_datum(FunctionCallInfo fcinfo, TimestampTz ts, std::uint32_t worker
 // another way, or a postmaster's hook is given a level above LOG.
 [[noreturn]] void raise_exception(int level, const char* what);
 void log_exception(const char* what);
+// After an exception caught at the boundary: PostgreSQL's error stacks as they
+// were on entry. An exception thrown inside a PG_TRY block leaves its
+// sigjmp_buf, a dead frame's, on PG_exception_stack (its PG_CATCH never ran):
+// reported with that, an ERROR would longjmp into it.
+void restore_error_stacks(sigjmp_buf* exception_stack, ErrorContextCallback* context_stack);
 
 template <auto Function, int Level>
 struct Boundary;
@@ -214,6 +219,8 @@ struct Boundary<Function, Level> {
                   "a reported exception returns into the callback only at LOG, with false or nothing");
     static R call(Args... args) {
         char message[256];
+        sigjmp_buf* const exception_stack = PG_exception_stack;
+        ErrorContextCallback* const context_stack = error_context_stack;
         try {
             return Function(args...);
         } catch (const std::exception& e) {
@@ -221,6 +228,7 @@ struct Boundary<Function, Level> {
         } catch (...) {
             copy_name(message, "unknown C++ exception");
         }
+        restore_error_stacks(exception_stack, context_stack);
         if constexpr (Level == LOG) {
             log_exception(message);
             if constexpr (!std::is_void_v<R>) return false;

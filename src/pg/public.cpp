@@ -145,7 +145,7 @@ void bind_new(PublicKeys& keys) {
     if (read_bindings(bound) != BindingsFile::Read) bound = Bindings{};
     const int directory = lock_bindings();
     if (directory < 0) {
-        ereport(LOG, (errcode_for_file_access(), errmsg("could not lock directory \"%s\": %m", kDataDirectory),
+        ereport(LOG, (errcode_for_file_access(), errmsg("snowflake: could not lock directory \"%s\": %m", kDataDirectory),
                       errdetail("The public key file's new key ids are not loaded.")));
         return keep_bound(keys, bound);
     }
@@ -156,16 +156,16 @@ void bind_new(PublicKeys& keys) {
     const bool other = file == BindingsFile::Read && check_bindings(keys, bindings, key_id) == Binding::Other;
     bool ok = file == BindingsFile::Read && !other;
     if (file == BindingsFile::Unreadable)
-        ereport(LOG, (errcode_for_file_access(), errmsg(SNOWFLAKE_BINDINGS_UNREADABLE),
+        ereport(LOG, (errcode_for_file_access(), errmsg("snowflake: " SNOWFLAKE_BINDINGS_UNREADABLE),
                       errdetail("The public key file's new key ids are not loaded.")));
     else if (file == BindingsFile::Corrupt)
-        ereport(LOG, (errcode(ERRCODE_DATA_CORRUPTED), errmsg(SNOWFLAKE_BINDINGS_CORRUPT),
+        ereport(LOG, (errcode(ERRCODE_DATA_CORRUPTED), errmsg("snowflake: " SNOWFLAKE_BINDINGS_CORRUPT),
                       errdetail(SNOWFLAKE_BINDINGS_DETAIL), errhint(SNOWFLAKE_BINDINGS_HINT)));
     else if (other)  // bound meanwhile to another key (by a backend of a server without preload)
-        ereport(LOG, (errmsg("key id %u of the public key file was bound to another key meanwhile", key_id)));
+        ereport(LOG, (errmsg("snowflake: key id %u of the public key file was bound to another key meanwhile", key_id)));
     else if (!bind_keys(keys, bindings) || !write_bindings(bindings)) {
         ok = false;
-        ereport(LOG, (errcode_for_file_access(), errmsg("could not write file \"%s\": %m", kBindingsPath),
+        ereport(LOG, (errcode_for_file_access(), errmsg("snowflake: could not write file \"%s\": %m", kBindingsPath),
                       errdetail("The public key file's new key ids are not loaded.")));
     }
     close(directory);
@@ -421,7 +421,7 @@ SNOWFLAKE_FUNCTION(snowflake_retire_public_key_id) {
                         errdetail(SNOWFLAKE_BINDINGS_DETAIL), errhint(SNOWFLAKE_BINDINGS_HINT)));
     if (problem == Problem::Write)
         ereport(ERROR, (errcode_for_file_access(), errmsg("could not write file \"%s\": %m", kBindingsPath)));
-    if (was_bound) ereport(LOG, (errmsg("public id key id %d retired: another key may take it", key_id)));
+    if (was_bound) ereport(LOG, (errmsg("snowflake: public id key id %d retired: another key may take it", key_id)));
     PG_RETURN_BOOL(was_bound);
 }
 

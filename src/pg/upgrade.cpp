@@ -17,7 +17,7 @@ namespace {
 // Removes the upgrade mark durably; false, reported at LOG, when that fails.
 bool forget_upgrade() {
     if (remove_durably(kUpgradedPath)) return true;
-    ereport(LOG, (errcode_for_file_access(), errmsg("could not remove file \"%s\": %m", kUpgradedPath)));
+    ereport(LOG, (errcode_for_file_access(), errmsg("snowflake: could not remove file \"%s\": %m", kUpgradedPath)));
     return false;
 }
 

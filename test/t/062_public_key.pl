@@ -261,7 +261,7 @@ write_keys("2 $k128\n1 $k256\n0 $k192\n");
 $offset = -s $node->logfile;
 reload_and_wait($node);
 like(slurp_file($node->logfile, $offset),
-	qr/LOG:  could not write file "pg_snowflake\/public_keys": Permission denied\n.*DETAIL:  The public key file's new key ids are not loaded\./,
+	qr/LOG:  snowflake: could not write file "pg_snowflake\/public_keys": Permission denied\n.*DETAIL:  The public key file's new key ids are not loaded\./,
 	'a new key id that cannot be bound: the reload logs why');
 is(query("SELECT snowflake_to_public($id)"), $bound_public, '... it is left out: the first bound key (key id 1) encodes');
 like(error_of("SELECT snowflake_to_public($id, 2)"), qr/ERROR:  [0-9A-Z]{5}: the public key file holds no key id 2/,

@@ -2,7 +2,7 @@
 // boundary (SNOWFLAKE_FUNCTION, src/pg/edge.hpp): its PG_CATCH never runs, so
 // PG_exception_stack is left pointing into its dead frame until the boundary
 // restores it (test/t/099_boundary.pl). Built against this server's headers
-// and snowflake's; the boundary's functions resolve to the preloaded library's.
+// with snowflake's src/pg/boundary.cpp.
 #include "edge.hpp"
 
 #include <stdexcept>

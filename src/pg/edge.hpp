@@ -58,6 +58,48 @@ enum class Blocked : std::uint32_t {
     No, EpochChanged, LayoutChanged, LeaseUnreadable, LeaseCorrupt, LeaseNotCarried, UpgradedAway
 };
 
+// Shared memory: who writes each field of SharedState, and under what rule.
+// "Start-up" is the postmaster's shared memory start-up (module.cpp,
+// startup.cpp, fence_if_copy), before any other process attaches; those fields
+// are read-only afterwards unless a line says otherwise. "The writer" is the
+// process holding writer_busy (lease_write.cpp): the lease writer, or a
+// backend when none runs. "Redo" is the startup process replaying lease records
+// (lease_wal.cpp), the only writer of the lease while the server is in recovery.
+//   generator.last_id, clock_high, floor_id, borrowed_units, counters
+//                                         backends (reserve: CAS and atomic max,
+//                                         src/core/generator.hpp); redo and adopt raise the floor
+//   generator.grant                       one word (worker id and window's end): the lease
+//                                         writer (a worker id applied) or the registry worker
+//   generator.fenced                      start-up, redo, repair_lease, adopt (atomic bits)
+//   generator.lease_units                the writer (a write published once durable, never
+//                                         lowered), redo, repair_lease and adopt_worker_id
+//                                         (a backend; under no writer's place: they only raise it)
+//   epoch_unix_ms, layout, lease_worker_id, moved_fence, moved_from, pending_lock,
+//   registry.previous                     start-up only
+//   lease_epoch_unix_ms, lease_layout     start-up; redo (a record under another epoch or
+//                                         layout); repair_lease (a backend). Plain fields:
+//                                         read only once `blocked` says they changed
+//   blocked                               start-up; redo (EpochChanged, LayoutChanged);
+//                                         repair_lease (back to No). Atomic stores
+//   lease_elsewhere                       start-up (the lease read, or carried over by
+//                                         pg_upgrade); the writer and keep_fence, false once
+//                                         this directory wrote the lease. Atomic stores
+//   restore                               start-up (fence_if_copy)
+//   moved_worker                          start-up; as_written (the writer, redo) and
+//                                         adopt_worker_id (a backend) end a move: kNoWorker
+//   pending_worker                        the ALTER SYSTEM hook and the lease writer's poll,
+//                                         holding pending_lock (pending.cpp); redo (exchange)
+//   writer_busy                           CAS from 0 to the writer's pid; back to 0 by it, or
+//                                         at its exit (before_shmem_exit)
+//   lease_failures                        the writer (fetch_add); backends compare it
+//   lease_writer_latch, writer_alive_ms, writer_pid   the lease writer only
+//   write_failures, call_failures, writer_stalls      any process (report_now: CAS)
+//   registry.worker_id, fencing_epoch, until_ms, reached_ms, from_ms, window_ms,
+//   pending, self_hosted, clock_skew_ms   the registry worker (atomic stores; apply_pending
+//                                         publishes a grant: floor first, then worker id and
+//                                         window's end in one word of the generator)
+//   registry.error, registry_id, life     the registry worker, holding registry.lock
+//                                         (a spinlock); readers copy them under it
 struct SharedState {
     GeneratorState generator;
     std::int64_t epoch_unix_ms;        // the epoch in force since start-up

@@ -72,8 +72,9 @@ enum class Blocked : std::uint32_t {
 //                                         writer (a worker id applied) or the registry worker
 //   generator.fenced                      start-up, redo, repair_lease, adopt (atomic bits)
 //   generator.lease_units                the writer (a write published once durable, never
-//                                         lowered), redo, repair_lease and adopt_worker_id
-//                                         (a backend; under no writer's place: they only raise it)
+//                                         lowered; adopt_worker_id holds the writer's place too),
+//                                         redo, and repair_lease (a backend, only while `blocked`,
+//                                         when no writer writes)
 //   epoch_unix_ms, layout, lease_worker_id, moved_fence, moved_from, pending_lock,
 //   registry.previous                     start-up only
 //   lease_epoch_unix_ms, lease_layout     start-up; redo (a record under another epoch or
@@ -85,8 +86,8 @@ enum class Blocked : std::uint32_t {
 //                                         pg_upgrade); the writer and keep_fence, false once
 //                                         this directory wrote the lease. Atomic stores
 //   restore                               start-up (fence_if_copy)
-//   moved_worker                          start-up; as_written (the writer, redo) and
-//                                         adopt_worker_id (a backend) end a move: kNoWorker
+//   moved_worker                          start-up (fence_moved); as_written (the writer, redo)
+//                                         and adopt_worker_id end a move: kNoWorker
 //   pending_worker                        the ALTER SYSTEM hook and the lease writer's poll,
 //                                         holding pending_lock (pending.cpp); redo (exchange)
 //   writer_busy                           CAS from 0 to the writer's pid; back to 0 by it, or

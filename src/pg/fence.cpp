@@ -189,47 +189,4 @@ void fence_replayed(SharedState& state, const Lease& replayed) {
         generator.lease_units.store(lease_units);
 }
 
-// Lifts the fence on the worker id in effect: the operator says the server it
-// belonged to is gone. Kept in the lease file at once.
-std::uint32_t adopt_worker_id(SharedState& state, std::int64_t after_unix_ms) {
-    GeneratorState& generator = state.generator;
-    const std::uint32_t adopted = worker_in_effect(generator);
-    if (adopted == kNoWorker || !is_fenced(generator, adopted)) return kNoWorker;
-    const std::uint64_t now = now_units(state), seen = generator.clock_high.load();
-    std::uint64_t mark = generator.lease_units.load();
-    if (after_unix_ms != 0) {
-        // (the source's ids ran at most snowflake.max_lead ahead of its clock)
-        mark = std::max(mark, units_from(state, after_unix_ms + max_lead_setting));
-    } else if (now < seen) {
-        const std::int64_t seen_unix_ms = state.epoch_unix_ms + static_cast<std::int64_t>(ms_of(state, seen));
-        ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-                        errmsg("worker id %u is not adopted: this server's clock is %lld ms behind the latest clock "
-                               "reading its lease records",
-                               adopted, static_cast<long long>(ms_of(state, seen - now))),
-                        errdetail("The lease records a clock reading of %s. Ids its source issued after this "
-                                  "data directory was copied may be ahead of this clock: adopted, they would be "
-                                  "issued again.",
-                                  timestamptz_to_str(timestamptz_of_unix_ms(seen_unix_ms))),
-                        errhint("Set the clock right, or give the time after which the source issued no id (its "
-                                "server stopped for good): SELECT snowflake_adopt_worker_id(after => '...').")));
-    }
-    fence(generator, adopted, false);
-    state.moved_worker.store(kNoWorker);  // adopted under this host name: the move ends
-    const Lease adopting = lease_of(state, mark, std::max(now, seen));
-    if (!write_lease(adopting, WARNING) || !write_fence_copy(adopting, WARNING)) {
-        fence(generator, adopted, true);
-        ereport(ERROR, (errcode(ERRCODE_IO_ERROR), errmsg("could not write the snowflake lease file")));
-    }
-    // ids continue after the time given, once it is on disk
-    if (mark > generator.lease_units.load()) {
-        raise_floor(generator, state.layout, mark, now);
-        generator.lease_units.store(mark);
-    }
-    ereport(LOG, (errmsg("snowflake: worker id %u adopted: this copy now issues ids under it", adopted),
-                  errdetail("The server this data directory was copied from must never issue "
-                            "ids under worker id %u again.",
-                            adopted)));
-    return adopted;
-}
-
 }  // namespace snowflake::pg

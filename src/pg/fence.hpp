@@ -28,10 +28,4 @@ inline constexpr char kMovedHint[] =
     "to that name in postgresql.conf and restart: under a name that stays, new host names no longer stop "
     "it (docs/containers.md).";
 const char* moved_from_name(const SharedState& state);
-// Lifts the fence on the worker id in effect; returns it, or kNoWorker. Ids
-// continue after `after_unix_ms` (0: none given; the operator's word that the
-// source issued no id later); without it, refused (ERROR) while the clock is
-// behind the latest clock reading the lease records: the source's later ids
-// may be ahead of this clock.
-std::uint32_t adopt_worker_id(SharedState& state, std::int64_t after_unix_ms);
 }  // namespace snowflake::pg

@@ -1,4 +1,5 @@
 // snowflake_nextval(), snowflake_nextvals(n) and snowflake_status().
+#include "adopt.hpp"
 #include "edge.hpp"
 #include "fence.hpp"
 #include "lease_file.hpp"

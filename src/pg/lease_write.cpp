@@ -16,12 +16,6 @@ extern "C" {
 namespace snowflake::pg {
 namespace {
 
-// Lets the next writer in and wakes every waiter.
-void release_writer(SharedState& state) {
-    state.writer_busy.store(0);
-    ConditionVariableBroadcast(&state.lease_written);
-}
-
 // At this process's exit: a FATAL error or proc_exit() between taking the
 // writer's place and releasing it (no PG_FINALLY runs for them) lets the next
 // writer in all the same.
@@ -111,7 +105,12 @@ std::int64_t writer_stalled_ms(const SharedState& state) {
     return since > 2000 ? since : 0;  // it turns at least once a second
 }
 
-bool rewrite_lease(SharedState& state) {
+void release_writer(SharedState& state) {
+    state.writer_busy.store(0);
+    ConditionVariableBroadcast(&state.lease_written);
+}
+
+bool hold_writer(SharedState& state) {
     ConditionVariablePrepareToSleep(&state.lease_written);
     while (!take_writer(state)) {
         if (ShutdownRequestPending) {
@@ -121,7 +120,11 @@ bool rewrite_lease(SharedState& state) {
         (void)ConditionVariableTimedSleep(&state.lease_written, 100, PG_WAIT_EXTENSION);
     }
     ConditionVariableCancelSleep();
-    return write_holding(state, state.generator.lease_units.load(), true);
+    return true;
+}
+
+bool rewrite_lease(SharedState& state) {
+    return hold_writer(state) && write_holding(state, state.generator.lease_units.load(), true);
 }
 
 void extend_lease(SharedState& state, std::uint64_t needed_units) {

@@ -16,6 +16,11 @@ bool report_now(SharedState::Throttle& throttle, std::uint64_t& unreported);
 // Extends the lease to `target` (layout units) unless another process is
 // writing or it already reaches that far.
 void write_lease_once(SharedState& state, std::uint64_t target);
+// Takes the writer's place, waiting (interruptibly) for a write in progress;
+// false when the process is asked to shut down. release_writer() gives it back
+// and wakes every waiter; a process that exits holding it gives it back then.
+bool hold_writer(SharedState& state);
+void release_writer(SharedState& state);
 // Writes the lease as it stands (its mark unchanged: the worker id in effect,
 // the fence, the pending worker id), the fence's copy and its WAL record,
 // waiting (interruptibly) for a write in progress; false when a write failed.

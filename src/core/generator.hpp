@@ -77,10 +77,12 @@ inline Grant grant_of(const GeneratorState& state) noexcept {
 }
 inline std::uint32_t worker_in_effect(const GeneratorState& state) noexcept { return grant_of(state).worker_id; }
 
-// The fence: worker ids a copy of another node's data directory refuses.
+// The fence: worker ids a copy of another node's data directory refuses. A
+// bit is cleared (adoption) only after the floor and the lease are raised, and
+// read with acquire: a caller that sees it cleared sees them raised.
 inline bool is_fenced(const GeneratorState& state, std::uint32_t worker_id) noexcept {
     return worker_id <= kMaxAnyWorker &&
-           (state.fenced[worker_id / 64].load(std::memory_order_relaxed) >> (worker_id % 64) & 1) != 0;
+           (state.fenced[worker_id / 64].load(std::memory_order_acquire) >> (worker_id % 64) & 1) != 0;
 }
 inline void fence(GeneratorState& state, std::uint32_t worker_id, bool fenced) noexcept {
     if (worker_id > kMaxAnyWorker) return;

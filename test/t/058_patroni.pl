@@ -150,6 +150,14 @@ sub role
 	  : '';
 }
 
+# Whether Patroni's REST API names this node a synchronous standby.
+sub sync_standby
+{
+	my ($node) = @_;
+	my $response = $http->get("http://127.0.0.1:$node->{api}/patroni");
+	return $response->{success} && $response->{content} =~ /"sync_standby": ?true/;
+}
+
 sub wait_until
 {
 	my ($condition, $what) = @_;
@@ -199,6 +207,10 @@ sub failover
 	my @logs = map { "$tmp/$scope-client$_.log" } 1 .. 2;
 	my @clients = map { start_client(\@nodes, $_) } @logs;
 	wait_until(sub { count_lines($logs[0]) >= 200 && count_lines($logs[1]) >= 200 }, "$scope: the clients insert");
+	# in synchronous mode Patroni promotes only the standby its /sync key names:
+	# killed before it names one, the leader has no successor
+	wait_until(sub { grep { $_ != $leader && sync_standby($_) } @nodes }, "$scope: Patroni names a synchronous standby")
+	  if $synchronous;
 
 	# kill -9 of the leader: its Patroni, then its postmaster
 	my $pid = (split /\n/, slurp_file("$leader->{dir}/data/postmaster.pid"))[0];

@@ -56,6 +56,7 @@ BindingsFile read_bindings(Bindings& bindings) {
 #define SNOWFLAKE_BINDINGS_CORRUPT "file \"%s\" is corrupt", kBindingsPath
 #define SNOWFLAKE_BINDINGS_DETAIL "It binds each key id of public ids to the fingerprint of its key."
 #define SNOWFLAKE_BINDINGS_HINT "Restore it from a backup of this data directory."
+#define SNOWFLAKE_NEW_KEYS_LEFT_OUT "The public key file's new key ids are not loaded."
 
 // Writes the bindings durably (write_durably); false, errno set, on failure.
 bool write_bindings(const Bindings& bindings) {
@@ -146,7 +147,7 @@ void bind_new(PublicKeys& keys) {
     const int directory = lock_bindings();
     if (directory < 0) {
         ereport(LOG, (errcode_for_file_access(), errmsg("snowflake: could not lock directory \"%s\": %m", kDataDirectory),
-                      errdetail("The public key file's new key ids are not loaded.")));
+                      errdetail(SNOWFLAKE_NEW_KEYS_LEFT_OUT)));
         return keep_bound(keys, bound);
     }
     Bindings bindings;
@@ -157,7 +158,7 @@ void bind_new(PublicKeys& keys) {
     bool ok = file == BindingsFile::Read && !other;
     if (file == BindingsFile::Unreadable)
         ereport(LOG, (errcode_for_file_access(), errmsg("snowflake: " SNOWFLAKE_BINDINGS_UNREADABLE),
-                      errdetail("The public key file's new key ids are not loaded.")));
+                      errdetail(SNOWFLAKE_NEW_KEYS_LEFT_OUT)));
     else if (file == BindingsFile::Corrupt)
         ereport(LOG, (errcode(ERRCODE_DATA_CORRUPTED), errmsg("snowflake: " SNOWFLAKE_BINDINGS_CORRUPT),
                       errdetail(SNOWFLAKE_BINDINGS_DETAIL), errhint(SNOWFLAKE_BINDINGS_HINT)));
@@ -166,7 +167,7 @@ void bind_new(PublicKeys& keys) {
     else if (!bind_keys(keys, bindings) || !write_bindings(bindings)) {
         ok = false;
         ereport(LOG, (errcode_for_file_access(), errmsg("snowflake: could not write file \"%s\": %m", kBindingsPath),
-                      errdetail("The public key file's new key ids are not loaded.")));
+                      errdetail(SNOWFLAKE_NEW_KEYS_LEFT_OUT)));
     }
     close(directory);
     // (a corrupt file, or a key id bound to another key: no key is loaded, as the check refuses them)

@@ -239,6 +239,26 @@ for my $file (@files)
 	}
 }
 
+# The README's Quick start: the SQL its psql lines run, in their order, in a
+# fresh database of this server (its other lines install and configure it as
+# the servers here are).
+{
+	my ($quick) = slurp_file("$root/README.md") =~ /^## Quick start\n.*?^```sh\n(.*?)^```/ms
+	  or die 'README.md has no Quick start block';
+	my @sql;
+	for my $line (split /\n/, $quick)
+	{
+		push @sql, $2 while $line =~ /\bpsql\b/ && $line =~ /-c (['"])(.*?)\1/g;
+	}
+	ok(@sql >= 3, 'the Quick start runs ' . scalar(@sql) . ' statements through psql');
+	$node->safe_psql('postgres', 'CREATE DATABASE quick_start');
+	for my $statement (@sql)
+	{
+		my ($rc, $out, $err) = $node->psql('quick_start', $statement);
+		is($rc, 0, "Quick start: $statement") or diag($err);
+	}
+}
+
 $_->stop for values %layout_nodes;
 $node->stop;
 

@@ -6,6 +6,8 @@
 #include "lease_writer.hpp"
 #include "pending.hpp"
 #include "registry.hpp"
+#include "registry_client.hpp"
+#include "registry_release.hpp"
 #include "registry_settings.hpp"
 #include "startup.hpp"
 #include "upgrade.hpp"

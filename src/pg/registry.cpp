@@ -3,16 +3,15 @@
 // with a window of id times [from, until) that never overlaps another grant
 // of that worker id, and the generator refuses ids at or past `until`
 // (apply_grant, src/core/generator.hpp). This server's background worker — not
-// a backend — claims, renews well before `until`, and after a clean shutdown
-// the postmaster releases; the insert path never waits on the registry.
-//
-// The holder is this server's incarnation: random, made when the postmaster
-// starts, kept in its memory only. A copy of the data directory holds nothing
-// that lets it renew a grant; a crash restart of the same postmaster keeps it.
+// a backend — claims and renews well before `until` (this file); after a clean
+// shutdown the postmaster releases (registry_release.cpp); the insert path
+// never waits on the registry. The holder is this server's incarnation
+// (registry_client.hpp).
 #include "datadir.hpp"
 #include "registry.hpp"
 
 #include "registry_client.hpp"
+#include "registry_release.hpp"
 #include "registry_settings.hpp"
 
 extern "C" {
@@ -43,8 +42,6 @@ PGDLLEXPORT void snowflake_registry_worker_main(Datum argument);
 namespace snowflake::pg {
 
 namespace {
-
-char incarnation[33];  // hex; made in the postmaster, inherited by its children
 
 // A time (ms since 1970) as PostgreSQL prints it, in a buffer of the caller's:
 // timestamptz_to_str's own is one static buffer, and a pstrdup of it would
@@ -405,105 +402,8 @@ void registry_error(const SharedState::Registry& registry, char (&text)[256]) {
     SpinLockRelease(&lock);
 }
 
-void make_incarnation() {
-    unsigned char bytes[16];
-    if (!pg_strong_random(bytes, sizeof bytes))
-        ereport(FATAL, (errmsg("snowflake: could not generate a random incarnation id")));
-    for (std::size_t i = 0; i < sizeof bytes; ++i) snprintf(incarnation + 2 * i, 3, "%02x", bytes[i]);
-}
 
 
-
-namespace {
-
-// A release the registry could not take at a clean shutdown (it is on this
-// server, which no longer accepts connections, or it did not answer): made
-// at the next start, before the claim, so that the worker id comes back. A
-// copy of the stopped data directory carries the file too; the registry
-// takes the release once, and the worker id's next window starts at or after
-// `used_until_ms` either way.
-// snowflake_registry_release(): its result, or null with `error` set.
-PGresult* send_release(const PendingRelease& release, int timeout_ms, char (&error)[256]) {
-    char worker_id[16], fencing_epoch[24], used_until[24];
-    snprintf(worker_id, sizeof worker_id, "%u", release.worker_id);
-    snprintf(fencing_epoch, sizeof fencing_epoch, "%" PRId64, release.fencing_epoch);
-    snprintf(used_until, sizeof used_until, "%" PRId64, release.used_until_ms);
-    const char* values[] = {worker_id, fencing_epoch, release.holder, used_until};
-    return registry_query("SELECT snowflake_registry_release($1::integer, $2::bigint, $3, $4::bigint)", 4, values,
-                          timeout_ms, error);
-}
-
-void write_pending_release(const PendingRelease& release) {
-    char text[kReleaseTextMax];
-    const std::size_t length = format_release(release, text);
-    if (length > 0 && write_durably(kReleasePath, text, length)) return;
-    ereport(LOG, (errcode_for_file_access(), errmsg("snowflake: could not write file \"%s\": %m", kReleasePath)));
-}
-
-// The release left by the last shutdown, if any: true once the registry
-// answered it, or the file is damaged (it is then removed: the worker id's
-// window ends on its own).
-bool make_pending_release(SharedState& state) {
-    char text[kReleaseTextMax];
-    const ssize_t length = read_whole(kReleasePath, text, sizeof text);
-    if (length < 0 && errno == ENOENT) return true;
-    PendingRelease release;
-    if (length < 0) {
-        ereport(LOG, (errcode_for_file_access(),
-                      errmsg("snowflake: could not read file \"%s\": %m; it is removed, and the worker id it "
-                             "held is not released: it rests until its window ends", kReleasePath)));
-    } else if (!parse_release(text, static_cast<std::size_t>(length), release)) {
-        ereport(LOG, (errmsg("snowflake: the file \"%s\" is damaged and removed; the worker id it held is "
-                             "not released: it rests until its window ends", kReleasePath)));
-    } else {
-        char error[256];
-        PGresult* released = send_release(release, call_timeout_ms(), error);
-        if (released == nullptr) {
-            set_error(state.registry, error);
-            return false;
-        }
-        ereport(LOG, (errmsg("snowflake: worker id %u %s to the registry %s at this start (left at the last shutdown)",
-                             release.worker_id,
-                             strcmp(PQgetvalue(released, 0, 0), "t") == 0 ? "released" : "was not released",
-                             registry_name())));
-        PQclear(released);
-    }
-    if (!remove_durably(kReleasePath))
-        ereport(LOG, (errcode_for_file_access(), errmsg("snowflake: could not remove file \"%s\": %m", kReleasePath)));
-    return true;
-}
-
-}  // namespace
-
-void release_registry_grant(SharedState& state, std::int64_t used_until_ms) {
-    SharedState::Registry& registry = state.registry;
-    const std::uint32_t held = registry.worker_id.load();
-    if (!registry_mode() || held == kNoWorker) return;
-    PendingRelease release;
-    release.worker_id = held;
-    release.fencing_epoch = registry.fencing_epoch.load();
-    std::memcpy(release.holder, incarnation, sizeof release.holder);
-    release.used_until_ms = used_until_ms;
-    if (registry.self_hosted.load()) {  // this server accepts no connection any more
-        write_pending_release(release);
-        ereport(LOG, (errmsg("snowflake: worker id %u is released at the next start: the registry %s is on this server",
-                             held, registry_name())));
-        return;
-    }
-    char error[256];
-    PGresult* released = send_release(release, 3000, error);
-    if (released == nullptr) {
-        write_pending_release(release);
-        ereport(LOG, (errmsg("snowflake: worker id %u could not be released to the registry %s: %s", held,
-                             registry_name(), error),
-                      errdetail("It is released at the next start of this server, or is free again once its "
-                                "window and the quarantine have passed.")));
-    } else {
-        ereport(LOG, (errmsg("snowflake: worker id %u released to the registry %s", held, registry_name())));
-        PQclear(released);
-    }
-    drop_registry_connection();
-}
 
 void register_registry_worker() {
     // from the start, standbys included: a promoted standby has its worker id already
@@ -532,7 +432,11 @@ void registry_worker_main(Datum) {
             ProcessConfigFile(PGC_SIGHUP);
         }
         if (monotonic_ms() >= next_call && state.blocked == Blocked::No) {
-            if (!pending_release_made) pending_release_made = make_pending_release(state);
+            if (!pending_release_made) {
+                char error[256];
+                pending_release_made = make_pending_release(call_timeout_ms(), error);
+                if (!pending_release_made) set_error(state.registry, error);
+            }
             const bool answered = pending_release_made && (state.registry.worker_id.load() == kNoWorker
                                                                ? claim(state)
                                                                : renew(state));

@@ -6,10 +6,7 @@
 
 namespace snowflake::pg {
 
-void make_incarnation();  // in the postmaster, from _PG_init
 void register_registry_worker();
-// At a clean shutdown: gives the worker id back, every id being below `used_until_ms`.
-void release_registry_grant(SharedState& shared, std::int64_t used_until_ms);
 // Why the last call to the registry failed ("" after a success).
 void registry_error(const SharedState::Registry& registry, char (&text)[256]);
 

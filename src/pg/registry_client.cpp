@@ -12,6 +12,16 @@ extern "C" {
 #include <cstdlib>
 
 namespace snowflake::pg {
+
+char incarnation[33];
+
+void make_incarnation() {
+    unsigned char bytes[16];
+    if (!pg_strong_random(bytes, sizeof bytes))
+        ereport(FATAL, (errmsg("snowflake: could not generate a random incarnation id")));
+    for (std::size_t i = 0; i < sizeof bytes; ++i) snprintf(incarnation + 2 * i, 3, "%02x", bytes[i]);
+}
+
 namespace {
 
 // One connection to the registry per process, kept between calls.

@@ -10,6 +10,13 @@ extern "C" {
 
 namespace snowflake::pg {
 
+// This server's incarnation, the holder of its grants: 32 random hex digits
+// made in the postmaster when it starts (from _PG_init), inherited by its
+// children, kept in memory only: a copy of the data directory holds nothing
+// that renews a grant; a crash restart of the same postmaster keeps it.
+extern char incarnation[33];
+void make_incarnation();
+
 std::int64_t monotonic_ms();
 // Runs one query with text parameters, within `timeout_ms`; its one row, or
 // null with `error` set. A time-out or a broken connection drops the

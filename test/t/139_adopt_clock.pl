@@ -47,7 +47,7 @@ kill9_and_wait($source);
 }
 my ($stdout, $stderr);
 $copy->psql('postgres', "\\set VERBOSITY verbose\nSELECT snowflake_adopt_worker_id()", stdout => \$stdout, stderr => \$stderr);
-like($stderr, qr/ERROR:  55000: worker id 41 is not adopted: this server's clock is (\d+) ms behind the latest clock reading its lease records/,
+like($stderr, qr/ERROR:  55000: worker id 41 is not adopted\nDETAIL:  This server's clock is (\d+) ms behind the latest clock reading its lease records/,
 	'adopted on a clock 60 s behind: refused with SQLSTATE 55000, by how much');
 my ($behind) = $stderr =~ /clock is (\d+) ms behind/;
 cmp_ok($behind // 0, '>', 50000, "the figure is the clock's ($behind ms)");

@@ -76,7 +76,8 @@ restored('pitr_standby', 'standby.signal and recovery_target_time', 1,
 	"recovery_target_time = '$target'\nrecovery_target_action = 'promote'\n");
 restored('archive', 'archive recovery to the end (recovery.signal)', 0, '');
 
-# Two restores where one fence stands alone (found by test/mutate). Stopped at
+# Two restores where one fence stands alone: no other rule refuses the
+# worker id there. Stopped at
 # the backup's end (recovery_target = 'immediate'), a restore replays none of
 # the source's lease records: the worker id it was started with, its source's,
 # is refused all the same. Started with no worker id, it replays them: the

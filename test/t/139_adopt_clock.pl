@@ -1,7 +1,7 @@
 # snowflake_adopt_worker_id() on a copy whose clock is behind its source's:
 # a backup of a node that went on issuing ids and then died, adopted as the
 # hint says on a host whose clock is 60 s behind (libfaketime). Adopted at
-# once, it issued the dead node's later ids again; now it is refused, naming
+# once, it would issue the dead node's later ids again: it is refused, naming
 # by how much the clock is behind, and adopted with `after` (the time the
 # source stopped) its ids continue above every id the source issued; while
 # the adoption writes the lease (the backend held there by gdb), another call

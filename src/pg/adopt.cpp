@@ -22,19 +22,18 @@ std::uint32_t adopt_worker_id(SharedState& state, std::int64_t after_unix_ms) {
     if (after_unix_ms == 0 && now < seen) {
         const std::int64_t seen_unix_ms = state.epoch_unix_ms + static_cast<std::int64_t>(ms_of(state, seen));
         ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-                        errmsg("worker id %u is not adopted: this server's clock is %lld ms behind the latest clock "
-                               "reading its lease records",
-                               adopted, static_cast<long long>(ms_of(state, seen - now))),
-                        errdetail("The lease records a clock reading of %s. Ids its source issued after this "
-                                  "data directory was copied may be ahead of this clock: adopted, they would be "
-                                  "issued again.",
+                        errmsg("worker id %u is not adopted", adopted),
+                        errdetail("This server's clock is %lld ms behind the latest clock reading its lease "
+                                  "records (%s). Ids its source issued after this data directory was copied may "
+                                  "be ahead of this clock: adopted, they would be issued again.",
+                                  static_cast<long long>(ms_of(state, seen - now)),
                                   timestamptz_to_str(timestamptz_of_unix_ms(seen_unix_ms))),
                         errhint("Set the clock right, or give the time after which the source issued no id (its "
                                 "server stopped for good): SELECT snowflake_adopt_worker_id(after => '...').")));
     }
     if (!hold_writer(state))
-        ereport(ERROR, (errcode(ERRCODE_ADMIN_SHUTDOWN), errmsg("worker id %u is not adopted: the server shuts down",
-                                                                adopted)));
+        ereport(ERROR, (errcode(ERRCODE_ADMIN_SHUTDOWN), errmsg("worker id %u is not adopted", adopted),
+                        errdetail("The server is shutting down.")));
     const std::uint32_t moved = state.moved_worker.load();
     volatile bool written = false;
     PG_TRY();

@@ -31,8 +31,8 @@ namespace {
                         errhint("Ids are issued again as soon as the registry renews the window; "
                                 "snowflake_status shows registry_error.")));
     ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-                    errmsg("snowflake has no worker id: the registry has not granted one to this server"),
-                    errdetail_internal("%s", detail),
+                    errmsg("snowflake has no worker id"),
+                    errdetail("The registry has not granted a worker id to this server. %s", detail),
                     errhint("Ids are issued as soon as the registry grants a worker id; "
                             "snowflake_status shows registry_error.")));
 }
@@ -50,9 +50,10 @@ void refuse_call(Status status) {
             break;
         case Status::TimeExhausted:
             ereport(ERROR, (errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
-                            errmsg("snowflake ids are exhausted: the clock is past the end of the "
-                                   "%d-bit time field of snowflake.layout \"%s\" from snowflake.epoch \"%s\"",
-                                   node_layout().time_bits, layout_setting, epoch_setting)));
+                            errmsg("snowflake ids are exhausted"),
+                            errdetail("The clock is past the end of the %d-bit time field of snowflake.layout "
+                                      "\"%s\" from snowflake.epoch \"%s\".",
+                                      node_layout().time_bits, layout_setting, epoch_setting)));
             break;
         case Status::NoWorker:
         case Status::WindowEnded:
@@ -71,10 +72,12 @@ void refuse_call(Status status) {
             const std::uint32_t worker_id = worker_in_effect(state.generator);
             if (state.moved_worker.load() == worker_id)
                 ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-                                errmsg("this server's host name changed from %s to \"%s\": ids under worker "
-                                       "id %u are refused until it is told which server it is",
-                                       moved_from_name(state), server_host_name(), worker_id),
-                                errdetail("%s", kMovedDetail), errhint(kMovedHint, moved_from_name(state))));
+                                errmsg("this server's host name changed from %s to \"%s\"", moved_from_name(state),
+                                       server_host_name()),
+                                errdetail("Ids under worker id %u are refused until this server is told which "
+                                          "server it is. %s",
+                                          worker_id, kMovedDetail),
+                                errhint(kMovedHint, moved_from_name(state))));
             ereport(ERROR,
                     (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
                      errmsg("this server is a copy of another server and may not issue ids under "

@@ -378,14 +378,15 @@ SNOWFLAKE_FUNCTION(snowflake_adopt_worker_id) {
         after = TIMESTAMP_NOT_FINITE(ts) ? INT64_MAX : ts / 1000 + kUnixToPostgresMs;
         if (after > last_ms - lease_span_setting - max_lead_setting)
             ereport(ERROR, (errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
-                            errmsg("ids cannot continue after %s: it is past the last time of snowflake.layout",
-                                   timestamptz_to_str(ts))));
+                            errmsg("ids cannot continue after %s", timestamptz_to_str(ts)),
+                            errdetail("That time is past the last time of snowflake.layout.")));
         after = std::max<std::int64_t>(after, 1);  // (0: none given)
     }
     const std::uint32_t adopted = adopt_worker_id(state, after);
     if (adopted == kNoWorker) {
-        ereport(NOTICE, (errmsg("this server has no worker id to adopt: its worker id is not "
-                                "fenced (it is not a copy's source's, or was adopted already)")));
+        ereport(NOTICE, (errmsg("this server has no worker id to adopt"),
+                         errdetail("Its worker id is not fenced: it is not a copy's source's, or was adopted "
+                                   "already.")));
         PG_RETURN_NULL();
     }
     PG_RETURN_INT32(static_cast<std::int32_t>(adopted));
@@ -397,7 +398,8 @@ SNOWFLAKE_FUNCTION(snowflake_repair_lease) {
     SharedState* state = shared_state();
     if (state == nullptr)
         ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-                        errmsg("snowflake is not loaded by shared_preload_libraries: there is no lease to repair")));
+                        errmsg("snowflake is not loaded by shared_preload_libraries"),
+                        errdetail("There is no lease to repair.")));
     if (RecoveryInProgress())
         ereport(ERROR, (errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
                         errmsg("the snowflake lease cannot be repaired during recovery")));
@@ -408,8 +410,8 @@ SNOWFLAKE_FUNCTION(snowflake_repair_lease) {
         const std::int64_t last_ms = state->epoch_unix_ms + static_cast<std::int64_t>(ms_of(*state, state->layout.max_time));
         if (above > last_ms - lease_span_setting - max_lead_setting)
             ereport(ERROR, (errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
-                            errmsg("ids cannot continue after %s: it is past the last time of snowflake.layout",
-                                   timestamptz_to_str(ts))));
+                            errmsg("ids cannot continue after %s", timestamptz_to_str(ts)),
+                            errdetail("That time is past the last time of snowflake.layout.")));
     }
     PG_RETURN_TIMESTAMPTZ(timestamptz_of_unix_ms(repair_lease(*state, above)));
 }

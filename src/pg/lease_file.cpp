@@ -166,8 +166,8 @@ std::int64_t repair_lease(SharedState& state, std::int64_t above_unix_ms) {
                   errdetail("The old lease file is kept as \"%s\"; the fence (%u worker ids) is kept.",
                             kDamagedLeasePath, repaired.fenced_count)));
     if (unknown && worker_in_effect(generator) != kNoWorker)
-        ereport(NOTICE, (errmsg("worker id %u is refused: the damaged lease cannot tell whether this data "
-                                "directory is a copy", worker_in_effect(generator)),
+        ereport(NOTICE, (errmsg("worker id %u is refused", worker_in_effect(generator)),
+                         errdetail("The damaged lease cannot tell whether this data directory is a copy."),
                          errhint("Set \"snowflake.worker_id\" to a number no other node uses, or, if this is the "
                                  "server that issued ids under it and no copy of it runs, run SELECT "
                                  "snowflake_adopt_worker_id().")));

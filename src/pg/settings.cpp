@@ -63,11 +63,11 @@ void assign_epoch(const char*, void* extra) {
 
 bool check_layout(char** newval, void** extra, GucSource) {
     Layout layout;
-    const char* problem = "it is empty";
+    const char* problem = "the layout is empty";
     // the epoch is defined (and checked) first: "sonyflake" needs Sonyflake's
     if (*newval == nullptr || !parse_node_layout(*newval, parsed_epoch_unix_ms, layout, problem)) {
-        GUC_check_errmsg("invalid value for parameter \"snowflake.layout\": \"%s\": %s",
-                         *newval ? *newval : "", problem);
+        GUC_check_errmsg("invalid value for parameter \"snowflake.layout\": \"%s\"", *newval ? *newval : "");
+        GUC_check_errdetail("%c%s.", pg_toupper(static_cast<unsigned char>(problem[0])), problem + 1);
         GUC_check_errhint("A layout is default, js53, sonyflake_style, or \"[unit=<n>ms] time=<bits> "
                           "worker=<bits> sequence=<bits>\" from the highest bits down: at most 63 "
                           "bits, 1..16 worker bits, 1..22 sequence bits, 1..1000 ms units.");

@@ -134,9 +134,8 @@ def copy_recipe(r, how=None):
 
 # Kinds that find known holes on today's code. A kind goes here, with its
 # reason, while its fix is made; its fix takes it out. Empty: the registry
-# paths of issue 46 made ids twice under 1.1's rules (test/model/RULES.md
-# O1-O6) and make none under R1-R8 (test/chaos/FINDINGS.md, "Registry paths
-# of issue 46", before and on the fixed code).
+# paths of issue 46 make no id twice under R1-R8 (test/chaos/FINDINGS.md,
+# "Registry paths of issue 46 (on the fixed code)").
 KNOWN_HOLES = ()
 
 # Kinds that run in a run of their own (`--faults registry_paths`; CI's

@@ -106,7 +106,7 @@ $cold_standby->stop;
 # 3c. The source itself started read-only with nothing to follow after a
 # crash, as an HA manager starts a crashed leader when no leader is known
 # (Patroni), then promoted: its lease is its own, so it is no copy and
-# generates (a review found it fenced by 3b's rule).
+# generates (3b's rule looks at the lease, not only at standby.signal).
 kill9_and_wait($c1);
 $c1->set_standby_mode;
 $c1->start;

@@ -76,11 +76,12 @@ restored('pitr_standby', 'standby.signal and recovery_target_time', 1,
 	"recovery_target_time = '$target'\nrecovery_target_action = 'promote'\n");
 restored('archive', 'archive recovery to the end (recovery.signal)', 0, '');
 
-# Two restores where one fence stands alone (found by test/mutate). Stopped at
-# the backup's end (recovery_target = 'immediate'), a restore replays none of
-# the source's lease records: the worker id it was started with, its source's,
-# is refused all the same. Started with no worker id, it replays them: the
-# worker id they carry is refused when a reload sets it afterwards.
+# Two restores where one fence stands alone: no other rule refuses the
+# worker id there. Stopped at the backup's end (recovery_target =
+# 'immediate'), a restore replays none of the source's lease records: the
+# worker id it was started with, its source's, is refused all the same.
+# Started with no worker id, it replays them: the worker id they carry is
+# refused when a reload sets it afterwards.
 sub lone_fence
 {
 	my ($name, $what, $conf, $set_later) = @_;

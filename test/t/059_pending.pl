@@ -3,8 +3,7 @@
 # in the lease, its fence's copy and its WAL record, at once by ALTER SYSTEM
 # (before postgresql.auto.conf is written), within a second of a hand edit of
 # postgresql.conf (the lease writer's poll). A copy taken before the source's
-# reload refuses the worker id the source takes at it. On 1.1 such a copy
-# took it: 289,660 of 1,000,000 ids issued by both.
+# reload refuses the worker id the source takes at it.
 use strict;
 use warnings FATAL => 'all';
 
@@ -103,9 +102,8 @@ wait_for_lease($source, 54);
 is(read_lease($source)->{pending}, undef, 'restarted: 54 in effect, nothing pending');
 
 # 6. A standby replays the pending worker id into its own lease, and keeps it
-# through every later record: a copy of the standby refuses it (the
-# adversary's review: the standby's lease lost it at its next replayed
-# extension, and a copy of it took 55 beside its primary).
+# through every later record, its lease extensions too: a copy of the
+# standby refuses it, and does not take 55 beside its primary.
 $source->safe_psql('postgres', 'ALTER SYSTEM SET snowflake.worker_id = 55');
 $source->backup('for_standby');
 my $standby = PostgreSQL::Test::Cluster->new('standby');
@@ -135,8 +133,8 @@ $of_standby->stop;
 $standby->stop;
 
 # 7. The last line naming the setting is the one a reload takes, whatever an
-# earlier one says (the adversary's review: an earlier line that is not a
-# number hid the change).
+# earlier one says: an earlier line that is not a number does not hide the
+# change.
 $source->append_conf('postgresql.conf', "snowflake.worker_id = ''\nsnowflake.worker_id = 56\n");
 $source->safe_psql('postgres', 'ALTER SYSTEM RESET snowflake.worker_id');
 is(read_lease($source)->{pending}, '56', 'an earlier line that is no number: the last line\'s 56 recorded as pending');

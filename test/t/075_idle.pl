@@ -3,8 +3,8 @@
 # an idle node's timed checkpoint happen: after the reference checkpoint the
 # WAL holds only lease records (pg_waldump), and the next two timed
 # checkpoints are skipped (no "checkpoint starting: time" in the log; the
-# second is waited for so that the first has finished: a review found the
-# check passing only because it read pg_control before the checkpoint ended).
+# second is waited for so that the first has finished: while a checkpoint
+# runs, pg_control still names the one before, whatever the running one does).
 use strict;
 use warnings FATAL => 'all';
 

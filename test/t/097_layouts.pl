@@ -183,9 +183,9 @@ $node->stop;
 # Bad layouts: the server does not start, and the log names the setting and the problem.
 for my $case (
 	[ 'time=41 worker=10 sequence=13', qr/more than 63 bits/ ],
-	[ 'time=41 worker=17 sequence=5',  qr/worker is 1 to 16 bits/ ],
-	[ 'unit=0ms time=41 worker=10 sequence=12', qr/unit is 1ms to 86400000ms|unit is 1ms to 1000ms/ ],
-	[ 'tweeter', qr/unknown layout name/ ])
+	[ 'time=41 worker=17 sequence=5',  qr/Worker is 1 to 16 bits/ ],
+	[ 'unit=0ms time=41 worker=10 sequence=12', qr/Unit is 1ms to 86400000ms|Unit is 1ms to 1000ms/ ],
+	[ 'tweeter', qr/Unknown layout name/ ])
 {
 	my ($layout, $problem) = @$case;
 	$node->adjust_conf('postgresql.conf', 'snowflake.layout', "'$layout'");
@@ -194,7 +194,7 @@ for my $case (
 	ok(!$started, "snowflake.layout = '$layout': the server does not start");
 	$node->stop if $started;
 	like(slurp_file($node->logfile, $offset),
-		qr/invalid value for parameter "snowflake\.layout": "\Q$layout\E": .*$problem/,
+		qr/invalid value for parameter "snowflake\.layout": "\Q$layout\E"\n[^\n]*DETAIL:  [^\n]*$problem/,
 		"snowflake.layout = '$layout': the log names the setting and what is wrong");
 }
 
@@ -228,7 +228,7 @@ $started = $sony->start(fail_ok => 1);
 ok(!$started, "snowflake.layout = 'sonyflake' under the 2024 epoch: the server does not start");
 $sony->stop if $started;
 like(slurp_file($sony->logfile, $offset),
-	qr/invalid value for parameter "snowflake\.layout": "sonyflake": "sonyflake" is Sonyflake's layout with its epoch, 2014-09-01; its fields under another epoch are sonyflake_style/,
+	qr/invalid value for parameter "snowflake\.layout": "sonyflake"\n[^\n]*DETAIL:  "sonyflake" is Sonyflake's layout with its epoch, 2014-09-01; its fields under another epoch are sonyflake_style\./,
 	"snowflake.layout = 'sonyflake' under the 2024 epoch: the log names sonyflake_style");
 $sony->append_conf('postgresql.conf', "snowflake.epoch = '2014-09-01 00:00:00+00'\n");
 start_node($sony, "sonyflake under Sonyflake's epoch");

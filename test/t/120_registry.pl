@@ -143,9 +143,9 @@ sub status { return $_[0]->safe_psql('postgres', "SELECT $_[1] FROM snowflake_st
 	  or die 'no exhaustion reported';
 	my ($stdout, $stderr);
 	$third->psql('postgres', "\\set VERBOSITY verbose\nSELECT snowflake_nextval()", stdout => \$stdout, stderr => \$stderr);
-	like($stderr, qr/ERROR:  55000: snowflake has no worker id: the registry has not granted one to this server/,
+	like($stderr, qr/ERROR:  55000: snowflake has no worker id\nDETAIL:  The registry has not granted a worker id to this server\./,
 		'worker ids exhausted: generation refused with SQLSTATE 55000');
-	like($stderr, qr/DETAIL:  The registry "[^"]*dbname=small[^"]*" was last reached at .*; since then: no worker id is free in the snowflake registry/,
+	like($stderr, qr/DETAIL:  The registry has not granted a worker id to this server\. The registry "[^"]*dbname=small[^"]*" was last reached at .*; since then: no worker id is free in the snowflake registry/,
 		'the detail names the registry, when it was reached, and that no worker id is free');
 
 	# the operator releases the killed incarnation's worker id: the third node

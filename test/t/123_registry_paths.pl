@@ -1,6 +1,6 @@
-# The registry's rules (test/model/RULES.md) on real servers: each path a
-# review walked, where a registry that forgot grants let two servers issue
-# one id. Registries here: one worker id, a 6 s maximum window and 1 s skew
+# The registry's rules (test/model/RULES.md) on real servers: each path
+# where a registry that forgot grants would let two servers issue one id
+# without them. Registries here: one worker id, a 6 s maximum window and 1 s skew
 # bound (a 7 s grace), quarantine 0; nodes: 6 s windows renewed every 500 ms,
 # under load (100 calls of 100 ids a second each).
 #   1. the registry restored from a base backup taken after holder A's grant;

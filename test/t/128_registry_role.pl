@@ -98,7 +98,7 @@ sub claims_nothing
 		qr/WARNING:  snowflake: no worker id could be claimed from the registry "\Q$registry_name\E": .*$why/, $offset);
 	pass("$name: the log says why no worker id was claimed");
 	my ($rc, $out, $err) = $probe->psql('postgres', 'SELECT snowflake_nextval()');
-	like($err, qr/snowflake has no worker id: the registry has not granted one/, "$name: no id is issued");
+	like($err, qr/snowflake has no worker id\nDETAIL:  The registry has not granted a worker id to this server\./, "$name: no id is issued");
 	like($probe->safe_psql('postgres', 'SELECT registry_error FROM snowflake_status'), $why,
 		"$name: snowflake_status shows why");
 	return;

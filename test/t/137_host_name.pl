@@ -61,9 +61,9 @@ $node->stop;
 my $offset = -s $node->logfile;
 start_as_host($node, 'ctr-b2');
 my $refusal = error_of($node, 'SELECT snowflake_nextval()');
-like($refusal, qr/ERROR:  55000: this server's host name changed from "ctr-a1" to "ctr-b2": ids under worker id 900 are refused/,
+like($refusal, qr/ERROR:  55000: this server's host name changed from "ctr-a1" to "ctr-b2"\nDETAIL:  Ids under worker id 900 are refused/,
 	'new host name: refused with SQLSTATE 55000, both names given');
-like($refusal, qr/DETAIL:  The volume, the data directory and its birth time are the ones the lease file was written in/,
+like($refusal, qr/DETAIL:  Ids under worker id 900 are refused until this server is told which server it is\. The volume, the data directory and its birth time are the ones the lease file was written in/,
 	'the detail says what did not change');
 like($refusal, qr/HINT:  If it is a clone of the volume \(a snapshot\), set "snowflake.worker_id" to a number no other node uses\. If it is the same data directory and no copy of it runs under "ctr-a1", set "snowflake.host_name" to that name/,
 	'the hint gives the fix for each: a clone its own worker id, the same directory the name the lease records');
@@ -130,7 +130,7 @@ write_lease_as_1_0($old);
 is(read_lease($old)->{version}, 5, 'the lease rewritten as 1.0 writes it');
 start_as_host($old, 'v10-b');
 like(error_of($old, 'SELECT snowflake_nextval()'),
-	qr/55000: this server's host name changed from a name its lease file does not record \(written by 1\.0\) to "v10-b"/,
+	qr/55000: this server's host name changed from a name its lease file does not record \(written by 1\.0\) to "v10-b"\n/,
 	'a 1.0 lease under a new host name: refused as a move, the old name not recorded');
 kill9_and_wait($old);
 $old->append_conf('postgresql.conf', "snowflake.host_name = 'v10-a'\n");

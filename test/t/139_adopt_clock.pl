@@ -1,7 +1,7 @@
 # snowflake_adopt_worker_id() on a copy whose clock is behind its source's:
 # a backup of a node that went on issuing ids and then died, adopted as the
 # hint says on a host whose clock is 60 s behind (libfaketime). Adopted at
-# once, it issued the dead node's later ids again; now it is refused, naming
+# once, it would issue the dead node's later ids again: it is refused, naming
 # by how much the clock is behind, and adopted with `after` (the time the
 # source stopped) its ids continue above every id the source issued; while
 # the adoption writes the lease (the backend held there by gdb), another call
@@ -47,7 +47,7 @@ kill9_and_wait($source);
 }
 my ($stdout, $stderr);
 $copy->psql('postgres', "\\set VERBOSITY verbose\nSELECT snowflake_adopt_worker_id()", stdout => \$stdout, stderr => \$stderr);
-like($stderr, qr/ERROR:  55000: worker id 41 is not adopted: this server's clock is (\d+) ms behind the latest clock reading its lease records/,
+like($stderr, qr/ERROR:  55000: worker id 41 is not adopted\nDETAIL:  This server's clock is (\d+) ms behind the latest clock reading its lease records/,
 	'adopted on a clock 60 s behind: refused with SQLSTATE 55000, by how much');
 my ($behind) = $stderr =~ /clock is (\d+) ms behind/;
 cmp_ok($behind // 0, '>', 50000, "the figure is the clock's ($behind ms)");

@@ -31,8 +31,9 @@ bool check_registry(char** newval, void**, GucSource) {
             PQconninfoFree(options);
             return true;
         }
-        GUC_check_errmsg("invalid value for parameter \"snowflake.registry\": it holds a password (%s)", secret);
-        GUC_check_errdetail("Every role that may read settings (pg_read_all_settings, pg_monitor) would read it.");
+        GUC_check_errmsg("invalid value for parameter \"snowflake.registry\"");
+        GUC_check_errdetail("The connection string holds a password (%s), which every role that may read settings "
+                            "(pg_read_all_settings, pg_monitor) would read.", secret);
         if (strcmp(secret, "password") == 0)
             GUC_check_errhint("Keep the password in the password file of the server's operating-system user: "
                               "~/.pgpass, or the file named by passfile in the connection string or by "
@@ -43,8 +44,10 @@ bool check_registry(char** newval, void**, GucSource) {
         PQconninfoFree(options);
         return false;
     }
-    GUC_check_errmsg("invalid value for parameter \"snowflake.registry\": %s",
-                     problem != nullptr ? problem : "out of memory");
+    // libpq's message ends with a newline
+    if (problem != nullptr) problem[strcspn(problem, "\n")] = '\0';
+    GUC_check_errmsg("invalid value for parameter \"snowflake.registry\"");
+    GUC_check_errdetail("The connection string cannot be parsed: %s.", problem != nullptr ? problem : "out of memory");
     GUC_check_errhint("It is a libpq connection string, such as 'host=registry.example dbname=fleet'.");
     if (problem != nullptr) PQfreemem(problem);
     return false;

@@ -79,7 +79,7 @@ my $probe = registry_node('probe', "$good password=$password");
 my $offset = -s $probe->logfile // 0;
 ok(!$probe->start(fail_ok => 1), 'a password in snowflake.registry: the server does not start');
 like(slurp_file($probe->logfile, $offset),
-	qr/FATAL:  invalid value for parameter "snowflake.registry": it holds a password \(password\)\n.*DETAIL:  Every role that may read settings .*\n.*HINT:  Keep the password in the password file of the server's operating-system user: ~\/.pgpass, or the file named by passfile/,
+	qr/FATAL:  invalid value for parameter "snowflake.registry"\n.*DETAIL:  The connection string holds a password \(password\), which every role that may read settings .*\n.*HINT:  Keep the password in the password file of the server's operating-system user: ~\/.pgpass, or the file named by passfile/,
 	'its log names the setting and the password file');
 
 # --- a wrong CA, sslmode=disable, no password: nothing claimed, and the log
@@ -114,12 +114,25 @@ for my $case ([ "postgresql://snowflake_node:$password\@127.0.0.1:$port/fleet", 
 	$offset = -s $probe->logfile;
 	$probe->append_conf('postgresql.conf', "snowflake.registry = '$value'\n");
 	reload_and_wait($probe);
-	$probe->wait_for_log(qr/LOG:  invalid value for parameter "snowflake.registry": it holds a password \($keyword\)/,
+	$probe->wait_for_log(
+		qr/LOG:  invalid value for parameter "snowflake.registry"\n.*DETAIL:  The connection string holds a password \($keyword\)/,
 		$offset);
 	pass("$name at reload: refused, naming the setting");
 	is($probe->safe_psql('postgres', 'SHOW snowflake.registry'), $probe_conninfo, "$name at reload: the value before stays");
 	$probe->append_conf('postgresql.conf', "snowflake.registry = '$probe_conninfo'\n");
 }
+reload_and_wait($probe);
+
+# --- a connection string libpq cannot parse, at reload: refused with libpq's reason, the value before stays
+$offset = -s $probe->logfile;
+$probe->append_conf('postgresql.conf', "snowflake.registry = 'host=127.0.0.1 port'\n");
+reload_and_wait($probe);
+$probe->wait_for_log(
+	qr/LOG:  invalid value for parameter "snowflake.registry"\n.*DETAIL:  The connection string cannot be parsed: missing "=" after "port" in connection info string\.\n.*HINT:  It is a libpq connection string/,
+	$offset);
+pass('a connection string that cannot be parsed, at reload: refused with libpq\'s reason');
+is($probe->safe_psql('postgres', 'SHOW snowflake.registry'), $probe_conninfo, 'and the value before stays');
+$probe->append_conf('postgresql.conf', "snowflake.registry = '$probe_conninfo'\n");
 reload_and_wait($probe);
 
 claims_nothing("$conninfo passfile=$passfile sslmode=disable",

@@ -403,8 +403,6 @@ void registry_error(const SharedState::Registry& registry, char (&text)[256]) {
 }
 
 
-
-
 void register_registry_worker() {
     // from the start, standbys included: a promoted standby has its worker id already
     register_worker("snowflake_registry_worker_main", "snowflake registry worker", BgWorkerStart_PostmasterStart);

@@ -1,6 +1,7 @@
 // The registry's libpq client: one connection a process, kept between calls,
-// each call bounded in time and never blocking a shutdown (registry.cpp's
-// protocol runs over it).
+// each call bounded in time and never blocking a shutdown, and the
+// incarnation it presents as this server's (the claims and renewals of
+// registry.cpp and the releases of registry_release.cpp run over it).
 #pragma once
 #include "edge.hpp"
 

@@ -14,6 +14,7 @@
 #    interruptibly, and statement_timeout ends it on time;
 #  - an unwritable lease file and pg_snowflake: generation refuses instead of
 #    passing the lease.
+# prove: sequential (measures latency)
 use strict;
 use warnings FATAL => 'all';
 

@@ -99,6 +99,11 @@ sub lease_writer_pid { return background_worker_pid($_[0], qr/snowflake lease wo
 # The time field of an id, ms since the epoch; Perl integers are 64-bit.
 sub time_of { return $_[0] >> 22; }
 
+# The clock, ms since 1970.
+push @EXPORT, 'ms_now';
+
+sub ms_now { return int(Time::HiRes::time() * 1000); }
+
 # The next id of a node, how far (ms) its time is ahead of the server's clock
 # read right before it (the statement before, in the same session), and the
 # clock read right after it (ms since the epoch, rounded down).

@@ -136,9 +136,11 @@ image-oci: image-volume
 	@echo "$(OCI_LAYOUT):$(OCI_TAG)"
 
 # The house rules of src/pg: the one boundary, and no two files needing each
-# other; then test/house on trees that each break a rule (test/house-fixtures).
+# other; that each bug test/mutate plants still applies to the tree; then
+# test/house on trees that each break a rule (test/house-fixtures).
 check-house: $(OBJS)
 	python3 test/house $(filter src/pg/%,$(OBJS))
+	python3 test/mutate --check
 	CXX='$(CXX)' python3 test/house-fixtures/run
 
 # The seeded fault-injection run (test/chaos), longer than test/run's: the

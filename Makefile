@@ -16,7 +16,7 @@ PG_CPPFLAGS += -I$(libpq_srcdir)
 SHLIB_LINK_INTERNAL = $(libpq) -Wl,-rpath,$(libdir),--enable-new-dtags
 
 # pg_regress (sql/*.sql against expected/*.out) on a temporary, preloaded instance.
-REGRESS = neutrality type family decode generate convert partition textforms public layouts registry labels
+REGRESS = catalog neutrality type family decode generate convert partition textforms public layouts registry labels
 REGRESS_OPTS = --temp-instance=tmp_check --temp-config=test/regress.conf
 
 # No LLVM JIT bitcode: it would need clang for the C++ sources.

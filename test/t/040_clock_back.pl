@@ -7,7 +7,6 @@
 #    clock, interruptibly: statement_timeout and pg_cancel_backend() end it;
 #  - the clock moved back 10 min while running: no smaller id, no waiting, one
 #    LOG line and one count per event.
-# prove: sequential (measures latency)
 use strict;
 use warnings FATAL => 'all';
 

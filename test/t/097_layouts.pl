@@ -7,7 +7,6 @@
 # range) and at start; bad layouts and a restart under another layout are
 # refused, naming the setting. No wait is for a log line: a wrong range fails
 # at once, naming it.
-# prove: sequential (measures latency)
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;

@@ -5,11 +5,13 @@
 # and privileges); every released version reaches default_version; the
 # released install scripts are byte for byte the ones released
 # (sql/released.sha256). The comparison is checked to see what it must: a
-# changed label, comment, privilege or operator-family member.
+# changed label, comment, privilege or operator-family member. META.json and
+# debian/changelog name default_version.
 use strict;
 use warnings FATAL => 'all';
 
 use Digest::SHA qw(sha256_hex);
+use JSON::PP;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
@@ -23,6 +25,12 @@ my @scripts = map { m{/snowflake--([^/]+)\.sql$} ? $1 : () } glob "$root/sql/sno
 my @installs = grep { !/--/ } @scripts;
 my @updates = map { [ split /--/ ] } grep { /--/ } @scripts;
 ok((grep { $_ eq $default } @installs), "an install script for default_version $default");
+# what PGXN and the Debian package are told is that version
+my $meta = JSON::PP->new->decode(slurp_file("$root/META.json"));
+is($meta->{version}, "$default.0", "META.json's version is default_version ($default.0)");
+is_deeply([ @{ $meta->{provides}{snowflake} }{qw(version file)} ], [ "$default.0", "sql/snowflake--$default.sql" ],
+	"META.json provides default_version's install script");
+like(slurp_file("$root/debian/changelog"), qr/\Asnowflake \(\Q$default\E\)/, "debian/changelog's first entry is $default");
 
 my $k128 = '2B7E151628AED2A6ABF7158809CF4F3C';
 my $node = snowflake_node('upgrade', 1, "snowflake.public_key_file = 'public_keys'\n");

@@ -8,7 +8,6 @@
 #      the standby never saw, dies, the standby is promoted; nodes with a
 #      multi-host conninfo follow it; a new node claims: no overlap (1.0:
 #      duplicates), its wait is the grace, the holders never wait
-# prove: sequential (measures latency)
 use strict;
 use warnings FATAL => 'all';
 

@@ -73,7 +73,7 @@ my $writer = lease_writer_pid($node);
 ok(defined $writer, 'the lease writer runs');
 my $log_offset = -s $node->logfile;
 kill 'KILL', $writer;
-$node->wait_for_log(qr/all server processes terminated; reinitializing/, $log_offset);
+wait_for_crash_restart($node, $log_offset);
 $node->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
   or die 'the node did not come back after the crash';
 my ($min3) = insert_phase(3);

@@ -161,6 +161,7 @@ my $borrowed_ms = borrowed();
 kill 'KILL', $victim;
 $node->wait_for_log(qr/all server processes terminated; reinitializing/, $log_offset);
 my $received = finish_load($load, 3);
+wait_for_crash_restart($node, $log_offset);
 $node->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
   or die 'the node did not come back after the backend crash';
 my $committed = max_committed(3);

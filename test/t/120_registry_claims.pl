@@ -59,7 +59,7 @@ my $registry = registry_server('registry');
 	my $log_offset = -s $node->logfile;
 	$max = $node->safe_psql('postgres', 'SELECT max(x) FROM snowflake_nextvals(1000) x');
 	kill 'KILL', $registry_worker or die 'no registry worker to kill';
-	$node->wait_for_log(qr/all server processes terminated; reinitializing/, $log_offset);
+	wait_for_crash_restart($node, $log_offset);
 	is(wait_for_worker($node), $first, 'after kill -9 of a server process (the crash restart): the same worker id, the same grant');
 	cmp_ok($node->safe_psql('postgres', 'SELECT snowflake_nextval()'), '>', $max, 'ids go on above the ones before');
 

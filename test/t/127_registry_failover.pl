@@ -63,12 +63,7 @@ my $node_conf = "snowflake.registry_window = '20s'\n";
 	}
 	kill 'CONT', $h2_worker;
 	note sprintf('h2 cut off from the registry until %.1f s after the promotion', time - $promoted);
-	my $wn = wait_for_worker($n);
-	my $waited = time - $promoted;
-	$n->poll_query_until('postgres', 'SELECT count(*) > 2000 FROM ids') or die 'no load on the new node';
-	$_->kill_kill for @loads;
-
-	my ($total, $dups) = fleet_duplicates($h1, $h2, $n);
+	my ($wn, $waited, $total, $dups) = newcomer_settles($n, $promoted, \@loads, $h1, $h2);
 	note sprintf('failover: the new node got worker id %s %.1f s after the promotion; %d ids, %d duplicates', $wn, $waited, $total, $dups);
 	is($dups, 0, "registry failed over (asynchronous, no operator step): 0 duplicates in $total ids of 3 nodes");
 	is(overlaps($standby, 'fleet'), 0, 'the promoted registry\'s grants: no two windows of one worker id overlap');

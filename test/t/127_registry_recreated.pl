@@ -56,12 +56,7 @@ my $node_conf = "snowflake.registry_window = '20s'\n";
 	usleep(3_000_000);
 	kill 'CONT', $worker;
 	note sprintf('the holder was cut off %.1f s', time - $cut);
-	my $wn = wait_for_worker($n);
-	my $waited = time - $asked;
-	$n->poll_query_until('postgres', 'SELECT count(*) > 2000 FROM ids') or die 'no load on the new node';
-	$_->kill_kill for @loads;
-
-	my ($total, $dups) = fleet_duplicates($h, $n);
+	my ($wn, $waited, $total, $dups) = newcomer_settles($n, $asked, \@loads, $h);
 	note sprintf('registry created again: the new node got worker id %s after %.1f s; %d ids, %d duplicates', $wn, $waited, $total, $dups);
 	is($dups, 0, "registry lost and created again at its address: 0 duplicates in $total ids of 2 nodes");
 	is(overlaps($registry, 'fleet'), 0, 'the new registry\'s grants: no two windows of one worker id overlap');

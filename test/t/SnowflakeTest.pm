@@ -199,7 +199,7 @@ sub duplicates
 
 # A fleet's nodes under load (test/t/127, 129): the table ids filled by load(),
 # its failures kept in errs.
-push @EXPORT, qw(FLEET_SCHEMA start_fleet_load fleet_duplicates overlaps start_and_claim);
+push @EXPORT, qw(FLEET_SCHEMA start_fleet_load fleet_duplicates newcomer_settles overlaps start_and_claim);
 
 use constant FLEET_SCHEMA => q{
 CREATE EXTENSION snowflake;
@@ -239,6 +239,19 @@ sub fleet_duplicates
 		}
 	}
 	return ($total, $duplicates);
+}
+
+# A newcomer to a fleet under load: waits for its worker id, then for its load
+# (2,000 ids), stops every load, and counts the fleet's ids. Returns the
+# worker id, the seconds from `since` to the grant, the ids and the duplicates.
+sub newcomer_settles
+{
+	my ($newcomer, $since, $loads, @fleet) = @_;
+	my $worker_id = wait_for_worker($newcomer);
+	my $waited = Time::HiRes::time() - $since;
+	$newcomer->poll_query_until('postgres', 'SELECT count(*) > 2000 FROM ids') or die 'no load on the new node';
+	$_->kill_kill for @$loads;
+	return ($worker_id, $waited, fleet_duplicates(@fleet, $newcomer));
 }
 
 # Pairs of grants of one worker id whose windows overlap, on a registry.
@@ -350,6 +363,20 @@ sub registry_node
 		  . "snowflake.registry_renew = '500ms'\n"
 		  . ($extra_conf // ''), %init);
 }
+
+# Waits, after a server process was killed (its log from `offset` on), for the
+# crash restart to end: the postmaster's "reinitializing", then "ready to
+# accept connections". Read from the log: a psql started while the server
+# still refuses connections can exit before the harness has written its query
+# (IPC::Run then dies of the broken pipe, as a loaded run's 19 leg once did).
+sub wait_for_crash_restart
+{
+	my ($node, $offset) = @_;
+	return $node->wait_for_log(
+		qr/all server processes terminated; reinitializing(?s:.*)database system is ready to accept connections/,
+		$offset);
+}
+push @EXPORT, 'wait_for_crash_restart';
 
 # Waits until the node has a worker id from the registry; returns it.
 sub wait_for_worker

@@ -1,5 +1,4 @@
-# The README's SQL, executed (regression: an example that stops working fails
-# CI). Every ```sql block of README.md and of docs/*.md runs here, in the
+# The README's SQL, executed: an example that stops working fails CI. Every ```sql block of README.md and of docs/*.md runs here, in the
 # order printed, on a preloaded server (worker id 1, TimeZone UTC), unless the
 # line before its fence says otherwise:
 #   <!-- not run: why -->            not runnable on its own, and why

@@ -56,8 +56,8 @@ WHERE (snowflake_decode(id)).worker_id = 41
 	'10000',
 	'decoding works on the standby');
 
-# A conversion is planned on the standby (regression: the dry run made temporary
-# tables, which a standby cannot); the conversion itself is refused there.
+# A conversion is planned on the standby (the dry run makes no temporary
+# table, which a standby cannot); the conversion itself is refused there.
 is($standby->safe_psql('postgres',
 		q{SELECT string_agg(table_name || ' ' || action, ', ' ORDER BY step, table_name::text)
 		    FROM snowflake_convert_column('legacy', 'id', dry_run => true) WHERE step <= 3}),

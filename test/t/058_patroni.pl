@@ -175,7 +175,8 @@ sub psql_at
 	my ($node, $sql) = @_;
 	my ($out, $err);
 	IPC::Run::run([ 'psql', '-X', '-At', '-h', '127.0.0.1', '-p', $node->{pg}, '-U', 'postgres', '-d', 'postgres', '-c', $sql ],
-		'>', \$out, '2>', \$err) or die "psql on $node->{name}: $err";
+		'>', \$out, '2>', \$err, IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default))
+	  or die "psql on $node->{name}: $err";
 	chomp $out;
 	return $out;
 }
@@ -195,6 +196,33 @@ sub start_client
 sub lines { return -e $_[0] ? grep { /^\d+$/ } split /\n/, slurp_file($_[0]) : (); }
 # how many (0 before the client has written its log)
 sub count_lines { my @ids = lines($_[0]); return scalar @ids; }
+
+# Stops a cluster: TERM to each Patroni, which stops its PostgreSQL (fast).
+# Each must be gone within 60 s; one that is not fails the test, with the end
+# of its Patroni's and PostgreSQL's output, and is killed.
+sub stop_patroni
+{
+	my ($scope, @nodes) = @_;
+	$_->{run}->signal('TERM') for @nodes;
+	for my $node (@nodes)
+	{
+		my $stopped = eval {
+			local $SIG{ALRM} = sub { die "alarm\n" };
+			alarm 60;
+			$node->{run}->finish;
+			alarm 0;
+			1;
+		};
+		alarm 0;
+		next if ok($stopped, "$scope: $node->{name}'s Patroni and PostgreSQL stop within 60 s");
+		for my $file (glob("$node->{dir}/patroni.out $node->{dir}/patroni.log $node->{dir}/data/log/*"))
+		{
+			my @lines = split /\n/, slurp_file($file);
+			diag("$file, its end:\n" . join("\n", @lines[ ($#lines > 40 ? $#lines - 40 : 0) .. $#lines ]));
+		}
+		eval { $node->{run}->kill_kill(grace => 5) };
+	}
+}
 
 # One failover run; returns (acknowledged rows lost, duplicates, new ids at or
 # below an acknowledged old one).
@@ -246,7 +274,8 @@ sub failover
 	wait_until(
 		sub {
 			IPC::Run::run([ 'psql', '-X', '-At', '-h', '127.0.0.1', '-p', $leader->{pg}, '-U', 'postgres', '-d', 'postgres',
-					'-c', 'SELECT snowflake_nextval()' ], '>', \$stdout, '2>', \$stderr);
+					'-c', 'SELECT snowflake_nextval()' ], '>', \$stdout, '2>', \$stderr,
+				IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default));
 			$stdout ne '' || $stderr =~ /ERROR/;
 		},
 		"$scope: the rejoined old leader answers");
@@ -256,8 +285,7 @@ sub failover
 	note(sprintf('%-6s promoted in %.1f s; acknowledged %d by the old leader, %d by the new; lost %d, duplicates %d, '
 		  . 'new ids at or below the last acknowledged old id %d', $scope, $promoted, scalar @old, scalar @new,
 		$lost, $duplicates, $at_or_below));
-	$_->{run}->signal('TERM') for @nodes;
-	$_->{run}->finish for @nodes;
+	stop_patroni($scope, @nodes);
 	return ($lost, $duplicates, $at_or_below, scalar @old, scalar @new);
 }
 

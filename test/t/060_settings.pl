@@ -88,8 +88,8 @@ $node->poll_query_until('postgres', "SELECT current_setting('snowflake.worker_id
   or die 'snowflake.worker_id = 51 not in effect';
 $node->stop;
 
-# Bad values at start-up: the server does not start (regression: a worker id
-# of 1.5 started as worker 2).
+# Bad values at start-up: the server does not start (a worker id of 1.5 is
+# refused, not rounded to 2).
 for my $bad ([ 'snowflake.worker_id', '2000', '51', qr/1023/ ],
 	[ 'snowflake.worker_id', '1.5', '51', qr/whole number from 0 to 1023/ ],
 	[ 'snowflake.worker_id', "'7x'", '51', qr/whole number from 0 to 1023/ ],
@@ -175,9 +175,9 @@ for my $corrupt ([ 'garbage', "not a lease\n" ],
 	is(slurp_file($lease_path), $contents, "$what lease file: left as it was");
 }
 
-# One flipped bit in each field of a lease file (regression: a flipped bit in
-# lease_ms was accepted and the node jumped 92 days ahead): the checksum
-# refuses it, naming the file, and the server log says so at start.
+# One flipped bit in each field of a lease file (one in lease_ms would move
+# the node's ids days ahead): the checksum refuses it, naming the file, and
+# the server log says so at start.
 unlink $lease_path or die "unlink: $!";
 $node->start;
 $node->safe_psql('postgres', 'SELECT snowflake_nextval()');

@@ -1,5 +1,5 @@
-# Every lease write is synced before ids under it are handed out (regression: a
-# mutation removing the lease write's fdatasync passed every test). The server
+# Every lease write is synced before ids under it are handed out (test/mutate
+# removes the lease write's fdatasync: this file fails then). The server
 # runs with an LD_PRELOAD shim (test/t/fail_sync.c) that counts the fsync and
 # fdatasync calls on files under pg_snowflake, and fails them with EIO while a
 # flag file exists:

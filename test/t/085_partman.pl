@@ -202,9 +202,8 @@ is($node->safe_psql('postgres', q{
       FROM snowflake_partitions('quiet'), quiet q}),
    't', 'and run_maintenance premakes after it again');
 
-# The documented recipe, exactly as printed there (regression: its 7-day retention
-# raised an error, the retention stayed NULL and nothing was ever dropped), in
-# a database of its own: then partitions of eight and six days ago, a row
+# The documented recipe, exactly as printed there (its 7-day retention set,
+# not NULL, and applied), in a database of its own: then partitions of eight and six days ago, a row
 # now, maintenance: retention drops the first and keeps the second.
 my $release = $partman4 ? '4\.7' : '5';
 my ($readme) = slurp_file(($ENV{TESTDIR} // '.') . '/docs/adoption.md') =~ /\*\*pg_partman $release\*\*.*?```sql\n(.*?)```/s

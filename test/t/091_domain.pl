@@ -2,9 +2,13 @@
 # snowflake column -- text, binary and JSON input, every cast into the type,
 # the sentinel idioms, arithmetic, snowflake_nextval(), COPY -- prints and
 # reads back through text, binary and JSON, so that pg_dump/pg_restore (custom,
-# directory with -j 2, plain), COPY (binary and text) and logical replication
-# (initial sync and streaming, text and binary) carry every row; and a 1.0
-# database holding sentinels updates to 1.1 and dumps and restores every row.
+# directory with -j 2, plain), COPY (binary and text, into snowflake and
+# bigint columns both ways; a snowflake column's binary COPY is byte for byte
+# bigint's) and logical replication (initial sync and streaming, text and
+# binary) carry every row; a restore keeps snowflake and bigint columns with
+# DEFAULT snowflake_nextval(), their btree, hash and BRIN indexes (answering)
+# and defaults that go on above the restored ids; and a 1.0 database holding
+# sentinels updates to 1.1 and dumps and restores every row.
 # Values: random ids, random int8s of either sign, 0, 1, 2^63-1, the sentinels
 # -1, -2 and others, -2^31 and its neighbour, -2^63+1 and -2^63.
 use strict;
@@ -147,6 +151,7 @@ CREATE TABLE copy_binary (LIKE domain_t);
 CREATE TABLE copy_text (LIKE domain_t);
 CREATE TABLE copy_from_bigint (n int, v bigint);
 CREATE TABLE copy_into_snowflake (n int, id snowflake);
+CREATE TABLE copy_into_bigint (n int, id bigint);
 COPY domain_t TO '$tmp/domain.bin' WITH (FORMAT binary);
 COPY copy_binary FROM '$tmp/domain.bin' WITH (FORMAT binary);
 COPY domain_t TO '$tmp/domain.txt';
@@ -154,6 +159,10 @@ COPY copy_text FROM '$tmp/domain.txt';
 INSERT INTO copy_from_bigint SELECT k, v FROM vals;
 COPY copy_from_bigint TO '$tmp/bigint.bin' WITH (FORMAT binary);
 COPY copy_into_snowflake FROM '$tmp/bigint.bin' WITH (FORMAT binary);
+COPY domain_t (n, id) TO '$tmp/snowflake.bin' WITH (FORMAT binary);
+COPY copy_into_bigint FROM '$tmp/snowflake.bin' WITH (FORMAT binary);
+COPY (SELECT id::bigint FROM domain_t ORDER BY n) TO '$tmp/as_bigint.bin' WITH (FORMAT binary);
+COPY (SELECT id FROM domain_t ORDER BY n) TO '$tmp/as_snowflake.bin' WITH (FORMAT binary);
 }, 'COPY out and in, binary and text');
 my $src_rows = $node->safe_psql('src', $rows);
 is(query($node, 'src', 'SELECT n, path, id, ids FROM copy_binary ORDER BY n'), $src_rows,
@@ -165,6 +174,11 @@ is(query($node, 'src', 'SELECT n, id FROM copy_into_snowflake ORDER BY n'),
 	'binary COPY of a bigint column into a snowflake column: every value, negatives included');
 is(query($node, 'src', q{SELECT count(*) FROM domain_t WHERE _snowflake_send(id) <> int8send(id::bigint)}),
 	'0', 'binary: every value is sent as int8\'s wire form');
+is(query($node, 'src', 'SELECT n, id FROM copy_into_bigint ORDER BY n'),
+	$node->safe_psql('src', 'SELECT n, id::bigint FROM domain_t ORDER BY n'),
+	'binary COPY of a snowflake column into a bigint column: every value');
+is(slurp_file("$tmp/as_snowflake.bin"), slurp_file("$tmp/as_bigint.bin"),
+	'binary COPY of a snowflake column is byte-identical to that of bigint');
 
 # --- the issue's table: 1,003 rows, one of them a sentinel
 $node->safe_psql('src', q{
@@ -175,9 +189,40 @@ INSERT INTO issue SELECT COALESCE(NULL::snowflake, -1);
 my $issue = 'SELECT count(*) || \' rows, \' || count(*) FILTER (WHERE id = -1) || \' sentinel\' FROM issue';
 is(query($node, 'src', $issue), '1003 rows, 1 sentinel', 'the issue\'s table: 1,003 rows, one a sentinel');
 
+# --- a table keyed by ids: snowflake and bigint columns taking
+# snowflake_nextval() by default; btree, hash and BRIN indexes
+$node->safe_psql('src', q{
+CREATE TABLE orders (
+    id snowflake PRIMARY KEY DEFAULT snowflake_nextval(),
+    legacy_id bigint NOT NULL DEFAULT snowflake_nextval(),
+    ref snowflake,
+    note text
+);
+CREATE INDEX orders_ref_hash ON orders USING hash (ref);
+CREATE INDEX orders_id_brin ON orders USING brin (id);
+INSERT INTO orders (note) SELECT 'order ' || g FROM generate_series(1, 500) g;
+UPDATE orders SET ref = id WHERE note LIKE '%7';
+});
+my $orders = 'SELECT id, legacy_id, ref, note FROM orders ORDER BY id';
+my $columns = q{
+SELECT c.relname, a.attname, format_type(a.atttypid, a.atttypmod), pg_get_expr(d.adbin, d.adrelid)
+  FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
+  LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+ WHERE c.relname IN ('orders', 'domain_t') AND a.attnum > 0 AND NOT a.attisdropped
+ ORDER BY 1, a.attnum};
+my $indexes = q{SELECT indexrelid::regclass, pg_get_indexdef(indexrelid) FROM pg_index
+                 WHERE indrelid IN ('orders'::regclass, 'domain_t'::regclass)
+                 ORDER BY indexrelid::regclass::text};
+like($node->safe_psql('src', $columns), qr/^orders\|id\|snowflake\|snowflake_nextval\(\)\norders\|legacy_id\|bigint\|snowflake_nextval\(\)$/m,
+	'orders: a snowflake and a bigint column with DEFAULT snowflake_nextval()');
+
 # --- pg_dump / pg_restore: custom, directory with -j 2, plain
 my @connection = ('-h', $node->host, '-p', $node->port);
 my $src_issue = $node->safe_psql('src', 'SELECT id FROM issue ORDER BY id');
+my $src_orders = $node->safe_psql('src', $orders);
+my $src_columns = $node->safe_psql('src', $columns);
+my $src_indexes = $node->safe_psql('src', $indexes);
+my $src_max = $node->safe_psql('src', 'SELECT max(greatest(id::bigint, legacy_id)) FROM orders');
 sub restored
 {
 	my ($db, $what) = @_;
@@ -190,6 +235,20 @@ sub restored
 		"$what: the partial index restored and answering");
 	is(query($node, $db, "INSERT INTO domain_t (n, path) VALUES (0, 'after') RETURNING id"), '-1',
 		"$what: the sentinel default restored");
+	is(query($node, $db, $orders), $src_orders, "$what: orders identical");
+	is(query($node, $db, $columns), $src_columns, "$what: column types and defaults identical");
+	is(query($node, $db, $indexes), $src_indexes, "$what: btree, hash and BRIN indexes restored");
+	is(query($node, $db, q{SET enable_seqscan = off;
+	    SELECT count(*) FROM orders WHERE id >= snowflake_from_timestamp(now() - interval '1 hour')}),
+		'500', "$what: the primary key answers a time-range query");
+	is(query($node, $db, q{SET enable_seqscan = off;
+	    SELECT count(*) FROM orders WHERE ref = (SELECT ref FROM orders WHERE note = 'order 7')}),
+		'1', "$what: the hash index finds a row");
+	is(query($node, $db, qq{INSERT INTO orders (note) VALUES ('after');
+	    SELECT id > $src_max AND legacy_id > $src_max
+	           AND (snowflake_decode(id)).worker_id = 7 AND (snowflake_decode(legacy_id)).worker_id = 7
+	      FROM orders WHERE note = 'after'}), 't',
+		"$what: the defaults go on, above the restored ids");
 }
 
 $node->command_ok([ 'pg_dump', '-Fc', @connection, '-d', 'src', '-f', "$tmp/src.dump" ], 'pg_dump -Fc');

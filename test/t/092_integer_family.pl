@@ -1,11 +1,10 @@
 # snowflake in core's integer_ops families, across the ways a database moves:
 # the members the extension adds (rows of pg_amop and pg_amproc naming
 # snowflake, each bound to snowflake's classes) are the same after CREATE
-# EXTENSION, after pg_dump/pg_restore, and after pg_upgrade (which restores
-# them from the classes' definitions, before the foreign keys that need them,
-# and binds them again, for the next upgrade); DROP EXTENSION leaves the family as core made it. Foreign keys between snowflake and bigint, integer and smallint, in
-# both directions, check with the referencing side's index (auto_explain shows
-# the RI queries' plans).
+# EXTENSION and after pg_dump/pg_restore (after pg_upgrade: test/t/126);
+# DROP EXTENSION leaves the family as core made it. Foreign keys between
+# snowflake and bigint, integer and smallint, in both directions, check with
+# the referencing side's index (auto_explain shows the RI queries' plans).
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -145,37 +144,5 @@ is($node->safe_psql('dst', 'SELECT count(*) FROM sf_child_of_big'), '197990', 't
 $node->safe_psql('fresh', 'DROP EXTENSION snowflake');
 is($node->safe_psql('fresh', $core_family), $core_before, 'DROP EXTENSION leaves integer_ops as core made it');
 $node->safe_psql('postgres', 'DROP DATABASE fresh');
-
-# --- pg_upgrade (to a new cluster of the same major): every member comes
-# along in its class's definition (the foreign keys restore), and the restore
-# binds each to its class again (snowflake_repair_integer_ops(), run by the
-# library in binary-upgrade mode), so the RI queries use the indexes
-SKIP: {
-	my $bindir = $node->config_data('--bindir');
-	skip 'pg_upgrade is not installed for this major', 4 unless -x "$bindir/pg_upgrade";
-	$node->safe_psql('postgres', 'DROP DATABASE dst');
-	$node->stop;
-	my $new = PostgreSQL::Test::Cluster->new('family_upgraded');
-	$new->init;
-	$new->append_conf('postgresql.conf', $conf);
-	my $old_data = $node->data_dir;
-	my $new_data = $new->data_dir;
-	my $work = "$tmp/upgrade";
-	mkdir $work;
-	chdir $work;
-	command_ok([ 'pg_upgrade', '--no-sync', '-d', $old_data, '-D', $new_data, '-b', $bindir, '-B', $bindir,
-			'-s', $new->host, '-p', $node->port, '-P', $new->port ],
-		'pg_upgrade');
-	chdir $tmp;
-	$new->start;
-	is($new->safe_psql('src', $members), $fresh,
-		'after pg_upgrade, with no step after it: the members of a fresh install, each bound to its class');
-	is($new->safe_psql('src', 'SELECT snowflake_repair_integer_ops()'), '0', 'snowflake_repair_integer_ops() finds nothing to do');
-	$node = $new;
-	$plans = ri_plans('src', 200);
-	is(scalar(grep { ($plans->{$_} // 'Seq Scan') !~ /Seq Scan/ } keys %$plans), 4,
-		'after the upgrade, the four RI queries read by index');
-	$new->stop;
-}
 
 done_testing();

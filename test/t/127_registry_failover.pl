@@ -1,13 +1,10 @@
-# The registry knows its lives: promoted, restored, copied or created afresh,
-# it starts a grace period (one maximum window plus the skew bound) in which
-# it grants no new window and reinstates the windows holders present. Nodes
-# here: 20 s windows renewed every 500 ms (a holder cut off through a
-# registry's restart under load keeps its window); registries: a 20 s maximum
-# window, so a 21 s grace.
-#   1. failover with asynchronous replication: the primary grants a window
-#      the standby never saw, dies, the standby is promoted; nodes with a
-#      multi-host conninfo follow it; a new node claims: no overlap (1.0:
-#      duplicates), its wait is the grace, the holders never wait
+# A registry's failover with asynchronous replication: the primary grants a
+# window the standby never saw and dies; the standby, promoted, begins a life
+# whose grace (one maximum window plus the skew bound) grants no new window
+# and reinstates the windows holders present. The nodes, with a multi-host
+# conninfo, follow it; a new node claims: no window overlaps another, the new
+# node's wait is the grace, the holders never wait. Registries: a 20 s
+# maximum window (a 21 s grace); nodes: 20 s windows renewed every 500 ms.
 use strict;
 use warnings FATAL => 'all';
 

@@ -1,5 +1,5 @@
-# The registry's load: what renewals cost it, in WAL and in calls a second.
-#   4. the registry's load: 200 simulated holders renewing (docs/registry.md)
+# The registry's load: what 200 simulated holders' renewals cost it, in WAL
+# and in calls a second (docs/registry.md).
 # prove: sequential (measures latency)
 use strict;
 use warnings FATAL => 'all';

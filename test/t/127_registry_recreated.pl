@@ -1,12 +1,8 @@
-# The registry knows its lives: promoted, restored, copied or created afresh,
-# it starts a grace period (one maximum window plus the skew bound) in which
-# it grants no new window and reinstates the windows holders present. Nodes
-# here: 20 s windows renewed every 500 ms (a holder cut off through a
-# registry's restart under load keeps its window); registries: a 20 s maximum
-# window, so a 21 s grace.
-#   2. the registry's server lost and created again at the same address with
-#      the documented SQL while a holder is cut off from it: no overlap (1.0:
-#      duplicates), the holder's window reinstated
+# A registry's server lost and created again at the same address with the
+# documented SQL while a holder is cut off from it: the new registry's grace
+# (one maximum window plus the skew bound) reinstates the holder's window,
+# and no window overlaps another. Registries: a 20 s maximum window (a 21 s
+# grace); nodes: 20 s windows renewed every 500 ms.
 use strict;
 use warnings FATAL => 'all';
 

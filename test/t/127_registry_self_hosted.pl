@@ -1,7 +1,6 @@
-# The registry on one of the fleet's own nodes: the node claims its worker id
-# from itself (6 s windows renewed every 500 ms).
-#   3. a registry on one of the fleet's nodes: its clean shutdown does not
-#      wait for itself, and a restart gets its worker id back
+# A registry on one of the fleet's own nodes, the node claiming its worker id
+# from itself (6 s windows renewed every 500 ms): its clean shutdown does not
+# wait for itself, and a restart gets its worker id back.
 # prove: sequential (measures latency)
 use strict;
 use warnings FATAL => 'all';

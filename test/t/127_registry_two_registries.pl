@@ -1,9 +1,6 @@
-# The registry knows its lives: promoted, restored, copied or created afresh,
-# it starts a grace period (one maximum window plus the skew bound) in which
-# it grants no new window and reinstates the windows holders present. Nodes
-# and registry here: 60 s windows.
-#  2b. two registries granting one worker id (a grace ended by hand): the
-#      holder presenting its window is refused and stops issuing ids
+# Two registries granting one worker id (a grace ended by hand): the holder
+# presenting its window is refused and stops issuing ids. Nodes and registry:
+# 60 s windows.
 use strict;
 use warnings FATAL => 'all';
 

@@ -1,16 +1,12 @@
-# A registry never grants a window it may have granted before, and its grace
-# period begins once per life and ends on time, whoever calls. Every start of
-# the registry's server may be a rollback (a base backup restored, a snapshot,
-# a copy started): it begins a new life, its grace anchored at the start.
-# Registries here: a 6 s maximum window and 1 s skew bound (a 7 s grace);
-# nodes: the same windows, renewed every 500 ms.
-#   2. only claimers: the registry restarted while every node restarts, and
-#      20 clients calling life and claim in one statement (a claim refused in
-#      the grace rolls back the life it began): every node issues ids within
-#      one grace plus one renewal of the registry's start
-#  2b. the same after a new life begun at its first call (rolled back by
-#      every refused claim of the statement that began it, before: it never
-#      ended)
+# A registry restarted while every node restarts, with only claimers: every
+# start of the registry's server begins a new life, its grace anchored at the
+# start, ending on time whoever calls. 20 clients calling life and claim in
+# one statement (a claim refused in the grace rolls back the life it began):
+# every node issues ids within one grace plus one renewal of the registry's
+# start; the same after a new life begun at its first call (rolled back by
+# every refused claim of the statement that began it). Registries: a 6 s
+# maximum window and 1 s skew bound (a 7 s grace); nodes: the same windows,
+# renewed every 500 ms.
 # prove: sequential (measures latency)
 use strict;
 use warnings FATAL => 'all';

@@ -1,11 +1,7 @@
-# A registry never grants a window it may have granted before, and its grace
-# period begins once per life and ends on time, whoever calls. Every start of
-# the registry's server may be a rollback (a base backup restored, a snapshot,
-# a copy started): it begins a new life, its grace anchored at the start.
-# Registry here: a 30 s maximum window and 1 s skew bound (a 31 s grace);
-# nodes: 6 s windows, renewed every 500 ms.
-#   3. a grant the registry does not know, presented by its holder (a rollback
-#      without a restart): a new life begins, the window is reinstated
+# A grant the registry does not know, presented by its holder (the registry
+# rolled back without a restart): a new life begins and the window is
+# reinstated. Registry: a 30 s maximum window and 1 s skew bound (a 31 s
+# grace); nodes: 6 s windows, renewed every 500 ms.
 use strict;
 use warnings FATAL => 'all';
 

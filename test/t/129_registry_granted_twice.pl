@@ -1,11 +1,7 @@
-# A registry never grants a window it may have granted before, and its grace
-# period begins once per life and ends on time, whoever calls. Every start of
-# the registry's server may be a rollback (a base backup restored, a snapshot,
-# a copy started): it begins a new life, its grace anchored at the start.
-# Registry here: a 30 s maximum window and 1 s skew bound (a 31 s grace);
-# the holder: 30 s windows, the new node 6 s, renewed every 500 ms.
-#  3b. a rolled-back registry granting a held worker id again before its
-#      holder renews: the holder is refused (a conflict) and stops
+# A rolled-back registry granting a held worker id again before its holder
+# renews: the holder is refused (a conflict) and stops. Registry: a 30 s
+# maximum window and 1 s skew bound (a 31 s grace); the holder: 30 s windows,
+# the new node 6 s, renewed every 500 ms.
 use strict;
 use warnings FATAL => 'all';
 

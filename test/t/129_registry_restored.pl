@@ -1,13 +1,9 @@
-# A registry never grants a window it may have granted before, and its grace
-# period begins once per life and ends on time, whoever calls. Every start of
-# the registry's server may be a rollback (a base backup restored, a snapshot,
-# a copy started): it begins a new life, its grace anchored at the start.
-# Registry here: a 20 s maximum window and 1 s skew bound (a 21 s grace);
-# nodes: the same windows, renewed every 500 ms.
-#   1. the registry's server restored from a base backup taken before a
-#      holder's grant, at the same address, under load: the holder presents
-#      its window and is reinstated, a new node waits the grace: no duplicate
-#      (before: the holder's worker id granted again at once)
+# A registry's server restored from a base backup taken before a holder's
+# grant, at the same address, under load: every start may be a rollback, so
+# the restored registry begins a new life; the holder presents its window and
+# is reinstated, a new node waits the grace: no duplicate. Registry: a 20 s
+# maximum window and 1 s skew bound (a 21 s grace); nodes: the same windows,
+# renewed every 500 ms.
 use strict;
 use warnings FATAL => 'all';
 

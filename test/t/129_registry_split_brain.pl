@@ -1,13 +1,8 @@
-# A registry never grants a window it may have granted before, and its grace
-# period begins once per life and ends on time, whoever calls. Every start of
-# the registry's server may be a rollback (a base backup restored, a snapshot,
-# a copy started): it begins a new life, its grace anchored at the start.
-# Registries here: a 6 s maximum window and 1 s skew bound (a 7 s grace);
-# nodes: the same windows, renewed every 500 ms.
-#   4. the registry's synchronous standby promoted while its primary runs: the
-#      old primary commits no renewal the standby has not (its holder is
-#      refused from its window's end), the promoted one grants after its
-#      grace: no two registries grant, no duplicate
+# A registry's synchronous standby promoted while its primary runs: the old
+# primary commits no renewal the standby has not (its holder is refused from
+# its window's end), the promoted one grants after its grace: no two
+# registries grant, no duplicate. Registries: a 6 s maximum window and 1 s
+# skew bound (a 7 s grace); nodes: the same windows, renewed every 500 ms.
 use strict;
 use warnings FATAL => 'all';
 

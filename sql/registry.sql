@@ -135,8 +135,14 @@ RESET client_min_messages;
 -- a worker id held by another server, windows apart: lost, not taken
 SELECT p.outcome FROM held h, snowflake_registry_present(0, 7, 'x', 'node x', h.window_from_ms - 100000, h.window_from_ms - 50000, 60000, 'another registry', 'its life') p;
 SELECT * FROM pg_temp.error_of($$SELECT snowflake_registry_present(0, 1, 'x', 'node x', 10, 10, 0, 'r', 'l')$$);
--- the grace period ended by hand: a claim is answered again (none is free here)
-SELECT snowflake_registry_end_grace() AS ended;
+-- the grace period of a life that may have forgotten windows (here: a
+-- promotion) is not ended by hand without a reason (no hint of a refused
+-- claim suggests it); given one, it ends, the reason in the life's change,
+-- and a claim is answered again (none is free here)
+SELECT * FROM pg_temp.error_of($$SELECT snowflake_registry_end_grace()$$);
+SELECT * FROM pg_temp.error_of($$SELECT snowflake_registry_end_grace('  ')$$);
+SELECT snowflake_registry_end_grace('replicated synchronously, the standby in sync') AS ended;
+SELECT life_change ~ '; grace ended by hand: replicated synchronously, the standby in sync$' AS says_why FROM snowflake_registry_life();
 SELECT * FROM pg_temp.error_of($$SELECT snowflake_registry_claim('n', 'node n', NULL, 1023, 60000, 1704067200000, 'time=41 worker=10 sequence=12')$$);
 
 -- R5: a window presented to a later life after its end is never reinstated
@@ -153,11 +159,11 @@ UPDATE snowflake_registry.settings SET quarantine_ms = quarantine_ms;
 SELECT l.life_change, l.life <> b.life AS new_life, l.grace_until_ms - l.life_began_ms AS grace_ms
   FROM snowflake_registry_life() l, before_restore b;
 SELECT count(*) AS rows_not_its_own FROM snowflake_registry.settings s WHERE s.xmin IS DISTINCT FROM s.written_xid;
-SELECT snowflake_registry_end_grace() AS ended;
+SELECT snowflake_registry_end_grace('a test') AS ended;
 UPDATE snowflake_registry.settings SET quarantine_ms = quarantine_ms;
 SELECT life_change, grace_until_ms > now_ms AS in_grace FROM snowflake_registry_life();
 -- the same inside a savepoint, by the registry's functions: its own rows
-SELECT snowflake_registry_end_grace() AS ended;
+SELECT snowflake_registry_end_grace('a test') AS ended;
 BEGIN;
 SAVEPOINT s;
 SELECT snowflake_registry_raise_floor('2000-01-01') IS NOT NULL AS floor_kept;
@@ -170,12 +176,12 @@ SELECT life_change, grace_until_ms > now_ms AS in_grace FROM snowflake_registry_
 -- forgot twin x1's grant and granted its fencing epoch again to y1, a server
 -- of the same host name, port and data directory; x1 presenting it is a
 -- rollback (a new life) and a conflict, not a lost grant
-SELECT snowflake_registry_end_grace() AS ended, snowflake_registry_release(1) AS released;
+SELECT snowflake_registry_end_grace('a test') AS ended, snowflake_registry_release(1) AS released;
 CREATE TEMP TABLE twin AS
     SELECT c.* FROM snowflake_registry_claim('x1', 'twin:5432 /data', NULL, 1023, 60000, 1704067200000, 'time=41 worker=10 sequence=12') c;
 DELETE FROM snowflake_registry.grants g USING twin WHERE g.worker_id = twin.worker_id AND g.fencing_epoch = twin.fencing_epoch;
 UPDATE snowflake_registry.workers r SET holder = NULL, fencing_epoch = twin.fencing_epoch - 1, high_water_ms = 0,
-                                        written_xid = _snowflake_registry_writer()
+                                        grants_count = r.grants_count - 1, written_xid = _snowflake_registry_writer()
   FROM twin WHERE r.worker_id = twin.worker_id;
 SELECT c.worker_id = t.worker_id AND c.fencing_epoch = t.fencing_epoch AS same_grant_again
   FROM twin t, snowflake_registry_claim('y1', 'twin:5432 /data', t.worker_id, 1023, 60000, 1704067200000, 'time=41 worker=10 sequence=12') c;
@@ -184,12 +190,12 @@ SELECT p.outcome, p.life <> l.life AS new_life
   FROM twin t, snowflake_registry_life() l,
        snowflake_registry_present(t.worker_id, t.fencing_epoch, 'x1', 'twin:5432 /data', t.from_ms, t.until_ms, 60000, l.registry_id, l.life) p;
 RESET client_min_messages;
-SELECT snowflake_registry_end_grace() AS ended;
+SELECT snowflake_registry_end_grace('a test') AS ended;
 
 -- R5: a grant of an earlier life is presented, never claimed back: its
 -- holder claiming in a later life's grace (a 1.0 node claims without asking
 -- the life first) is refused like any claimer
-SELECT snowflake_registry_end_grace() AS ended, snowflake_registry_release(2) AS released;
+SELECT snowflake_registry_end_grace('a test') AS ended, snowflake_registry_release(2) AS released;
 CREATE TEMP TABLE earlier AS
     SELECT c.* FROM snowflake_registry_claim('e1', 'node e1', NULL, 1023, 60000, 1704067200000, 'time=41 worker=10 sequence=12') c;
 SELECT c.worker_id = e.worker_id AS same_life_renewed
@@ -197,13 +203,13 @@ SELECT c.worker_id = e.worker_id AS same_life_renewed
 UPDATE snowflake_registry.settings SET timeline = timeline + 1, written_xid = _snowflake_registry_writer();
 SELECT regexp_replace(e, 'until .*', 'until ...') AS error_of
   FROM pg_temp.error_of($$SELECT snowflake_registry_claim('e1', 'node e1', NULL, 1023, 60000, 1704067200000, 'time=41 worker=10 sequence=12')$$) e;
-SELECT snowflake_registry_end_grace() AS ended;
+SELECT snowflake_registry_end_grace('a test') AS ended;
 
 -- R1: its tables restored without their sequence (COPY, pg_restore
 -- --data-only of each table) after a later life began: the grace counts
 -- from this call, not from the later life's first call the sequence holds
 -- (here a grace of 1 ms, so that one counted from that call is over)
-SELECT snowflake_registry_end_grace() AS ended;
+SELECT snowflake_registry_end_grace('a test') AS ended;
 UPDATE snowflake_registry.settings SET max_window_ms = 1, max_skew_ms = 0,
        life_began_ms = (extract(epoch FROM pg_postmaster_start_time()) * 1000)::bigint, written_xid = _snowflake_registry_writer();
 SELECT setval('snowflake_registry.life_first_call', (extract(epoch FROM pg_postmaster_start_time()) * 1000)::bigint + 1) > 0 AS later_life;
@@ -211,7 +217,7 @@ UPDATE snowflake_registry.settings SET quarantine_ms = quarantine_ms;  -- restor
 SELECT life_change FROM snowflake_registry_life();
 SELECT grace_until_ms - life_began_ms AS grace_from_this_call_ms FROM snowflake_registry.settings;
 UPDATE snowflake_registry.settings SET max_window_ms = 30000, max_skew_ms = 1000, written_xid = _snowflake_registry_writer();
-SELECT snowflake_registry_end_grace() AS ended;
+SELECT snowflake_registry_end_grace('a test') AS ended;
 
 -- a renewal lowers a high water that a registry clock running ahead raised
 -- to what the holder holds, so that its worker id is not kept out later
@@ -230,16 +236,17 @@ SELECT high_water_ms <= (extract(epoch FROM clock_timestamp()) * 1000)::bigint +
 UPDATE snowflake_registry.settings SET grace_until_ms = grace_until_ms + 3600000, written_xid = _snowflake_registry_writer();
 SELECT grace_until_ms - now_ms <= max_window_ms + 1000 AS at_most_a_grace_from_now FROM snowflake_registry_life();
 SELECT grace_until_ms - now_ms <= max_window_ms + 1000 AS stays_so FROM snowflake_registry_life();
-SELECT snowflake_registry_end_grace() AS ended;
+SELECT snowflake_registry_end_grace('a test') AS ended;
 -- R2 by the monotonic clock: a grace whose end the wall clock reached early
--- (set forward during it) lasts its length all the same
+-- (set forward during it) lasts its length all the same (and the 30 s the
+-- nodes here asked beyond the maximum window: R2')
 UPDATE snowflake_registry.settings SET grace_until_ms = (extract(epoch FROM clock_timestamp()) * 1000)::bigint - 1000,
        grace_monotonic_ms = _snowflake_registry_monotonic_ms() + 5000, written_xid = _snowflake_registry_writer();
-SELECT grace_until_ms > now_ms AS still_in_grace, grace_until_ms - now_ms BETWEEN 4000 AND 5000 AS its_length_left
+SELECT grace_until_ms > now_ms AS still_in_grace, grace_until_ms - now_ms - 30000 BETWEEN 4000 AND 5000 AS its_length_left
   FROM snowflake_registry_life();
 SELECT regexp_replace(e, 'until .*', 'until ...') AS error_of
   FROM pg_temp.error_of($$SELECT snowflake_registry_claim('m', 'node m', NULL, 1023, 60000, 1704067200000, 'time=41 worker=10 sequence=12')$$) e;
-SELECT snowflake_registry_end_grace() AS ended;
+SELECT snowflake_registry_end_grace('a test') AS ended;
 
 -- the history, and the view
 SELECT worker_id, fencing_epoch, holder_name FROM snowflake_registry.grants ORDER BY 1, 2;
@@ -283,6 +290,80 @@ SELECT * FROM pg_temp.error_of($$SELECT snowflake_registry_life()$$);
 SELECT * FROM pg_temp.error_of($$SELECT snowflake_registry_release(0, 99, 'nobody', 0)$$);
 RESET ROLE;
 SELECT * FROM pg_temp.error_of($$SELECT snowflake_registry_grant('no_such_role')$$);
+
+-- R9: a worker id's rows written by anything but the registry's functions
+-- (a data-only restore of the workers or grants table, COPY, a hand write),
+-- or a grant of it gone (DELETE, TRUNCATE), begin a new life at the next
+-- call that reads them: a claim is refused (its mark outlives the refusal's
+-- rollback), the next call's life is new, with a grace; the rows are then
+-- the life's own (no new life again)
+SELECT snowflake_registry_end_grace('a test') AS ended, snowflake_registry_release(0) AS released;
+CREATE TEMP TABLE r9 AS
+    SELECT c.* FROM snowflake_registry_claim('r9', 'node r9', NULL, 1023, 30000, 1704067200000, 'time=41 worker=10 sequence=12') c;
+CREATE TEMP TABLE r9_life AS SELECT * FROM snowflake_registry_life();
+CREATE TEMP TABLE r9_rows AS SELECT * FROM snowflake_registry.grants WHERE worker_id = (SELECT worker_id FROM r9);
+CREATE FUNCTION pg_temp.r9_present() RETURNS TABLE (outcome text, new_life boolean, life_change text) LANGUAGE sql AS $$
+    SELECT p.outcome, p.life <> l.life, p.life_change
+      FROM r9 c, r9_life l, snowflake_registry.workers w,
+           snowflake_registry_present(c.worker_id, c.fencing_epoch, 'r9', 'node r9', c.from_ms, w.expires_ms, 30000, l.registry_id, l.life) p
+     WHERE w.worker_id = c.worker_id $$;
+-- a hand write of its worker id's row: the holder's renewal meets a new life, its window reinstated
+UPDATE snowflake_registry.workers SET released_ms = NULL WHERE worker_id = (SELECT worker_id FROM r9);
+SELECT * FROM pg_temp.r9_present();
+SELECT count(*) AS rows_not_its_own FROM snowflake_registry.workers w WHERE w.xmin IS DISTINCT FROM w.written_xid;
+SELECT snowflake_registry_end_grace('a test') AS ended;
+DELETE FROM r9_life; INSERT INTO r9_life SELECT * FROM snowflake_registry_life();
+SELECT outcome, new_life FROM pg_temp.r9_present();  -- its own again: renewed
+-- a grant gone (DELETE), then its rows restored (as by COPY): each a new life
+DELETE FROM snowflake_registry.grants WHERE worker_id = (SELECT worker_id FROM r9);
+SELECT outcome, new_life, life_change FROM pg_temp.r9_present();
+SELECT snowflake_registry_end_grace('a test') AS ended;
+DELETE FROM r9_life; INSERT INTO r9_life SELECT * FROM snowflake_registry_life();
+DELETE FROM snowflake_registry.grants WHERE worker_id = (SELECT worker_id FROM r9);
+UPDATE snowflake_registry.workers SET grants_count = grants_count - (SELECT count(*) FROM r9_rows), written_xid = _snowflake_registry_writer()
+ WHERE worker_id = (SELECT worker_id FROM r9);
+INSERT INTO snowflake_registry.grants SELECT * FROM r9_rows;  -- as COPY or a data-only restore writes them
+UPDATE snowflake_registry.workers SET grants_count = grants_count + (SELECT count(*) FROM r9_rows), written_xid = _snowflake_registry_writer()
+ WHERE worker_id = (SELECT worker_id FROM r9);
+SELECT outcome, new_life, life_change FROM pg_temp.r9_present();
+-- TRUNCATE of the grants: another node's claim of a worker id whose grants
+-- are gone is refused, and the next call begins a new life
+SELECT snowflake_registry_end_grace('a test') AS ended;
+SELECT snowflake_registry_release(w.worker_id, w.fencing_epoch, w.holder, 0) AS released
+  FROM snowflake_registry.workers w WHERE w.holder = 'r9';
+TRUNCATE snowflake_registry.grants;
+SELECT regexp_replace(e, 'until .*', 'until ...') AS error_of
+  FROM pg_temp.error_of($$SELECT snowflake_registry_claim('r9b', 'node r9', 0, 1023, 30000, 1704067200000, 'time=41 worker=10 sequence=12')$$) e;
+SELECT life_change, grace_until_ms > now_ms AS in_grace FROM snowflake_registry_life();
+SELECT count(*) AS counts_not_its_own FROM snowflake_registry.workers w
+ WHERE w.grants_count <> (SELECT count(*) FROM snowflake_registry.grants g WHERE g.worker_id = w.worker_id);
+SELECT snowflake_registry_end_grace('a test') AS ended;
+
+-- R2': a new life's grace lasts the longest window a node asked, when that
+-- is longer than the maximum window (a registry created again with a
+-- smaller one than its holders hold): asked by a claim even when refused.
+-- (The claims above asked 60 s of a registry whose maximum was then lowered
+-- to 30 s: every grace since has lasted 61 s.)
+UPDATE snowflake_registry.settings SET timeline = timeline + 1, written_xid = _snowflake_registry_writer();
+SELECT grace_until_ms - life_began_ms AS grace_ms FROM snowflake_registry_life();
+SELECT regexp_replace(e, 'until .*', 'until ...') AS error_of
+  FROM pg_temp.error_of($$SELECT snowflake_registry_claim('long', 'node long', NULL, 1023, 120000, 1704067200000, 'time=41 worker=10 sequence=12')$$) e;
+SELECT grace_until_ms - life_began_ms AS grace_ms, max_window_ms FROM snowflake_registry_life();
+SELECT snowflake_registry_end_grace('a test') AS ended;
+SELECT grace_until_ms <= now_ms AS ended_by_hand_stays_ended FROM snowflake_registry_life();
+
+-- R10: a new life whose clock is behind the times the lost life wrote (a
+-- failover to a standby whose clock is behind the primary's) starts no
+-- window before the latest of them plus a grace
+UPDATE snowflake_registry.settings SET floor_ms = 0, written_xid = _snowflake_registry_writer();  -- the floor raised above, set back
+UPDATE snowflake_registry.workers SET holder = 'fast', renewed_ms = (extract(epoch FROM clock_timestamp()) * 1000)::bigint + 30000,
+       written_xid = _snowflake_registry_writer() WHERE worker_id = 0;
+CREATE TEMP TABLE fast AS SELECT renewed_ms FROM snowflake_registry.workers WHERE worker_id = 0;
+UPDATE snowflake_registry.settings SET timeline = timeline + 1, written_xid = _snowflake_registry_writer();
+SELECT regexp_replace(life_change, '\d+ ms behind .* no window starts before .*', 'N ms behind ... no window starts before ...') AS life_change
+  FROM snowflake_registry_life();
+SELECT floor_ms - (SELECT renewed_ms FROM fast) AS floor_after_its_clock_ms FROM snowflake_registry.settings;  -- the grace (R2')
+SELECT snowflake_registry_end_grace('a test') AS ended;
 
 DROP SCHEMA snowflake_registry CASCADE;
 SELECT * FROM pg_temp.error_of($$SELECT snowflake_registry_grant('snowflake_registry_plain')$$);

@@ -75,6 +75,13 @@ KINDS = {
     # pg_restore --clean into the running registry (no start); another new
     # node claims; the first one's link healed after `seconds`
     "rollback_without_start": (("registry",), lambda r: {"seconds": round(r.uniform(2, 4), 1)}),
+    # the same with a data-only dump of the worker and grant tables only,
+    # restored into the emptied tables, the settings untouched (issue 56: R9)
+    "partial_restore": (("registry",), lambda r: {"seconds": round(r.uniform(2, 4), 1)}),
+    # a new node granted a 6 s window, cut off; the registry created again
+    # with a maximum window `lower` s shorter; a second new node steered to
+    # its worker id (issue 56: R2')
+    "registry_recreated_smaller": (("registry",), lambda r: {"lower": r.randrange(2, 5)}),
     # the same rollback with two new nodes of one holder name (host name,
     # port and data directory path as the registry sees them)
     "twin_holder_names": (("registry",), lambda r: {"seconds": round(r.uniform(2, 4), 1)}),
@@ -106,7 +113,7 @@ KINDS = {
 
 # The kinds of issue 46's registry paths (above).
 REGISTRY_PATHS = ("ended_window_presented", "window_dated_ahead", "rollback_without_start", "twin_holder_names",
-                  "registry_clock_ahead", "registry_clock_behind")
+                  "registry_clock_ahead", "registry_clock_behind", "partial_restore", "registry_recreated_smaller")
 REGISTRY_CLOCK = ("registry_clock_ahead", "registry_clock_behind")
 # The kinds of issue 47: a data directory under ephemeral host names, and a
 # copy started as a standby with nothing to follow.

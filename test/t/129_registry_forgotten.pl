@@ -23,7 +23,7 @@ use SnowflakeTest;
 	$registry->safe_psql('fleet', qq{
 		DELETE FROM snowflake_registry.grants WHERE worker_id = $w;
 		UPDATE snowflake_registry.workers SET holder = NULL, fencing_epoch = 0, high_water_ms = 0, expires_ms = NULL,
-		       written_xid = _snowflake_registry_writer() WHERE worker_id = $w;});
+		       grants_count = 0, written_xid = _snowflake_registry_writer() WHERE worker_id = $w;});
 	$registry->poll_query_until('fleet', "SELECT life_change ~ '^rolled back: worker id $w presented' FROM snowflake_registry.settings")
 	  or die 'no new life began';
 	$registry->poll_query_until('fleet', "SELECT holder_name LIKE '%forgotten%' FROM snowflake_registry.workers WHERE worker_id = $w")

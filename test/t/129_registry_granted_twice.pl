@@ -25,7 +25,7 @@ use SnowflakeTest;
 	$registry->safe_psql('fleet', qq{
 		DELETE FROM snowflake_registry.grants WHERE worker_id = $w;
 		UPDATE snowflake_registry.workers SET holder = NULL, fencing_epoch = 0, high_water_ms = 0, expires_ms = NULL,
-		       written_xid = _snowflake_registry_writer() WHERE worker_id = $w;});
+		       grants_count = 0, written_xid = _snowflake_registry_writer() WHERE worker_id = $w;});
 	my $n = registry_node('twice_newcomer', $conninfo);
 	is((start_and_claim($n))[0], $w, 'the rolled-back registry grants the held worker id again, at once');
 	kill 'CONT', $worker;

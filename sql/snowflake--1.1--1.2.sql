@@ -406,7 +406,7 @@ BEGIN
     END IF;
     -- R2': the longest window a node asks, recorded whatever the answer
     -- (a sequence: a refused claim's rollback does not undo it)
-    IF window_ms > (SELECT h.last_value FROM snowflake_registry.longest_window h) THEN
+    IF window_ms > (SELECT h.last_value FROM snowflake_registry.longest_window h) AND NOT pg_is_in_recovery() THEN
         PERFORM setval('snowflake_registry.longest_window', window_ms);
     END IF;
     EXECUTE format('SELECT grace_until_ms FROM %I.snowflake_registry_life()', ext) INTO grace_end;
@@ -559,7 +559,7 @@ BEGIN
         RAISE EXCEPTION 'a presented window renews by at least 1 ms' USING ERRCODE = '22023';
     END IF;
     -- R2': the longest window a node asks (a sequence: kept whatever the answer)
-    IF window_ms > (SELECT h.last_value FROM snowflake_registry.longest_window h) THEN
+    IF window_ms > (SELECT h.last_value FROM snowflake_registry.longest_window h) AND NOT pg_is_in_recovery() THEN
         PERFORM setval('snowflake_registry.longest_window', window_ms);
     END IF;
     EXECUTE format('SELECT * FROM %I.snowflake_registry_life()', ext) INTO l;

@@ -29,7 +29,8 @@ DECLARE
 BEGIN
     ALTER TABLE snowflake_registry.grants ADD COLUMN written_xid xid;  -- the transaction that wrote the row (its xmin), or it was restored
     ALTER TABLE snowflake_registry.workers ADD COLUMN grants_count bigint NOT NULL DEFAULT 0;  -- its grants: fewer, and one was removed
-    CREATE SEQUENCE snowflake_registry.rows_unwritten MINVALUE 0 START 0;  -- when a call found a row written otherwise (ms)
+    CREATE SEQUENCE snowflake_registry.rows_unwritten;  -- counts the calls that found a row written otherwise
+    ALTER TABLE snowflake_registry.settings ADD COLUMN unwritten_seen bigint NOT NULL DEFAULT 0;  -- that count when the life began
     CREATE SEQUENCE snowflake_registry.longest_window MINVALUE 0 START 0;  -- the longest window a node asked (ms)
     EXECUTE format('SELECT %I._snowflake_registry_writer()', ext) INTO me;
     UPDATE snowflake_registry.grants SET written_xid = me;
@@ -106,8 +107,9 @@ END $$;
 -- R9: whether the rows of a worker id were all written by the registry's
 -- functions (each records its transaction, which is then its xmin) and its
 -- grants are all there (its row counts them). Otherwise it says what, and
--- marks the sequence rows_unwritten: the next snowflake_registry_life()
--- begins a new life, even if this transaction rolls back (a refused claim).
+-- counts it in the sequence rows_unwritten: the next snowflake_registry_life()
+-- finds the count not the one its life began with and begins a new life, even
+-- if this transaction rolls back (a refused claim).
 CREATE FUNCTION _snowflake_registry_unwritten(worker integer) RETURNS text
     LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
@@ -122,7 +124,7 @@ BEGIN
                                 (SELECT count(*) FROM snowflake_registry.grants g WHERE g.worker_id = worker), w.grants_count) END
       INTO why FROM snowflake_registry.workers w WHERE w.worker_id = worker;
     IF why IS NOT NULL THEN
-        PERFORM setval('snowflake_registry.rows_unwritten', (extract(epoch FROM clock_timestamp()) * 1000)::bigint);
+        PERFORM nextval('snowflake_registry.rows_unwritten');
         RAISE LOG 'snowflake registry: % (a restore into it, COPY or a hand write): a new life begins', why;
     END IF;
     RETURN why;
@@ -221,8 +223,9 @@ DECLARE
     -- R1: the registry's tables made again (pg_restore --clean), its
     -- settings row written by anything but its functions (a data-only
     -- restore), or a call found a row of a worker id it read so written, or
-    -- a grant of it gone (_snowflake_registry_unwritten marks the sequence
-    -- rows_unwritten, which a refused claim's rollback does not undo): a
+    -- a grant of it gone (_snowflake_registry_unwritten counts it in the
+    -- sequence rows_unwritten, which a refused claim's rollback does not
+    -- undo; the life records the count it began with, in its transaction): a
     -- rollback without a start.
     restored CONSTANT text := 'SELECT CASE
             WHEN s.tables_oids IS DISTINCT FROM ARRAY[''snowflake_registry.settings''::regclass, ''snowflake_registry.workers''::regclass,
@@ -230,7 +233,8 @@ DECLARE
                 THEN ''restored into it: its tables were made again''
             WHEN s.xmin IS DISTINCT FROM s.written_xid
                 THEN ''restored into it: its settings were written by another transaction''
-            WHEN (SELECT m.last_value FROM snowflake_registry.rows_unwritten m) > 0
+            WHEN (SELECT CASE WHEN m.is_called THEN m.last_value ELSE 0 END FROM snowflake_registry.rows_unwritten m)
+                 IS DISTINCT FROM s.unwritten_seen
                 THEN ''restored into it: a row of its workers or grants was written by another transaction, or a grant is gone'' END
           FROM snowflake_registry.settings s';
 BEGIN
@@ -286,7 +290,6 @@ BEGIN
               FROM (SELECT w2.worker_id, count(g.worker_id) AS n FROM snowflake_registry.workers w2
                       LEFT JOIN snowflake_registry.grants g ON g.worker_id = w2.worker_id GROUP BY w2.worker_id) c
              WHERE c.worker_id = w.worker_id AND c.n IS DISTINCT FROM w.grants_count;
-            PERFORM setval('snowflake_registry.rows_unwritten', 0);
             -- R10: the lost life's clock. Windows its rows date past this
             -- clock (its server's clock ahead of this one's: a failover to
             -- a standby whose clock is behind) are kept out: no new window
@@ -308,7 +311,8 @@ BEGIN
                    system_identifier = id.system_identifier, timeline = id.timeline, database_oid = id.database_oid,
                    started_ms = id.started_ms, written_xid = me,
                    tables_oids = ARRAY['snowflake_registry.settings'::regclass, 'snowflake_registry.workers'::regclass,
-                                       'snowflake_registry.grants'::regclass]::oid[]
+                                       'snowflake_registry.grants'::regclass]::oid[],
+                   unwritten_seen = (SELECT CASE WHEN m.is_called THEN m.last_value ELSE 0 END FROM snowflake_registry.rows_unwritten m)
             RETURNING * INTO s;
             EXECUTE format('SELECT %I._snowflake_registry_monotonic_ms()', ext) INTO mono;
             UPDATE snowflake_registry.settings SET grace_monotonic_ms = mono + (s.grace_until_ms - now_ms) RETURNING * INTO s;

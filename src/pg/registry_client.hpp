@@ -20,10 +20,13 @@ void make_incarnation();
 
 std::int64_t monotonic_ms();
 // Runs one query with text parameters, within `timeout_ms`; its one row, or
-// null with `error` set. A time-out or a broken connection drops the
-// connection (the next call connects again): a call is never canceled, so a
-// commit the registry waits to replicate synchronously is never acknowledged
-// without it.
+// null with `error` set. The hosts of a multi-host snowflake.registry are
+// tried one at a time, from the last that answered, each within an equal
+// share of the time left: a host that is frozen or hangs a query costs the
+// call its share, then the next host is tried (and tried first by the next
+// call). A time-out or a broken connection drops the connection (the next
+// call connects again): a call is never canceled, so a commit the registry
+// waits to replicate synchronously is never acknowledged without it.
 PGresult* registry_query(const char* sql, int count, const char* const* values, std::int64_t timeout_ms,
                          char (&error)[256]);
 // A column of a query's one row, as an integer.

@@ -18,11 +18,31 @@
 -- - snowflake_registry_end_grace() refuses a life that may have forgotten
 --   windows unless told why.
 
+-- R9: a write into the registry's worker or grant table by anything but its
+-- functions (each runs with snowflake_registry.writing on, which ends with
+-- it, also in the transaction that called it): counted in the sequence
+-- rows_unwritten, so that the next call begins a new life. A restore with
+-- its triggers disabled is told by the rows' writers (xmin) instead.
+CREATE FUNCTION _snowflake_registry_written() RETURNS trigger
+    LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    IF current_setting('snowflake_registry.writing', true) IS DISTINCT FROM 'on' THEN
+        PERFORM nextval('snowflake_registry.rows_unwritten');
+        RAISE LOG 'snowflake registry: % of its table % by something else than its functions: the next call begins a new life',
+            TG_OP, TG_TABLE_NAME;
+    END IF;
+    RETURN CASE WHEN TG_LEVEL = 'STATEMENT' THEN NULL WHEN TG_OP = 'DELETE' THEN OLD ELSE NEW END;
+END $$;
+COMMENT ON FUNCTION _snowflake_registry_written() IS 'the registry''s tables'' trigger: a write by something else than its functions begins a new life at the next call';
+REVOKE ALL ON FUNCTION _snowflake_registry_written() FROM PUBLIC;
+
 -- The 1.2 shape of a registry: each grant's writer, each worker id's count
--- of grants, the mark of a row written otherwise and the longest window a
--- node asked (sequences: a refused claim's rollback does not undo them).
+-- of grants, the count of rows found written otherwise and the longest window
+-- a node asked in a grace (sequences: a refused claim's rollback does not
+-- undo them), and the trigger of its worker and grant tables.
 CREATE FUNCTION snowflake_registry_add_writers()
-    RETURNS void LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
+    RETURNS void LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp
+    SET snowflake_registry.writing = on AS $$
 DECLARE
     ext name := (SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'snowflake');
     me xid;
@@ -36,6 +56,14 @@ BEGIN
     UPDATE snowflake_registry.grants SET written_xid = me;
     UPDATE snowflake_registry.workers w
        SET grants_count = (SELECT count(*) FROM snowflake_registry.grants g WHERE g.worker_id = w.worker_id), written_xid = me;
+    EXECUTE format('CREATE TRIGGER written BEFORE INSERT OR UPDATE OR DELETE ON snowflake_registry.workers
+                        FOR EACH ROW EXECUTE FUNCTION %1$I._snowflake_registry_written();
+                    CREATE TRIGGER written_all BEFORE TRUNCATE ON snowflake_registry.workers
+                        FOR EACH STATEMENT EXECUTE FUNCTION %1$I._snowflake_registry_written();
+                    CREATE TRIGGER written BEFORE INSERT OR UPDATE OR DELETE ON snowflake_registry.grants
+                        FOR EACH ROW EXECUTE FUNCTION %1$I._snowflake_registry_written();
+                    CREATE TRIGGER written_all BEFORE TRUNCATE ON snowflake_registry.grants
+                        FOR EACH STATEMENT EXECUTE FUNCTION %1$I._snowflake_registry_written()', ext);
 END $$;
 COMMENT ON FUNCTION snowflake_registry_add_writers() IS 'brings a registry of snowflake 1.1 to the shape of 1.2 (the writer of each row, the count of each worker id''s grants); the update to 1.2 does it in the database it runs in';
 REVOKE ALL ON FUNCTION snowflake_registry_add_writers() FROM PUBLIC;
@@ -43,7 +71,8 @@ REVOKE ALL ON FUNCTION snowflake_registry_add_writers() FROM PUBLIC;
 -- A 1.0 registry given its lives (snowflake_registry_create, or a 1.0
 -- schema restored into a database at this version) gets 1.2's shape too.
 CREATE OR REPLACE FUNCTION snowflake_registry_add_lives()
-    RETURNS void LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
+    RETURNS void LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp
+    SET snowflake_registry.writing = on AS $$
 DECLARE
     ext name := (SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'snowflake');
     id record;
@@ -117,12 +146,13 @@ DECLARE
 BEGIN
     SELECT CASE WHEN w.xmin IS DISTINCT FROM w.written_xid
                     THEN format('the row of worker id %s was written by another transaction', worker)
-                WHEN EXISTS (SELECT FROM snowflake_registry.grants g WHERE g.worker_id = worker AND g.xmin IS DISTINCT FROM g.written_xid)
-                    THEN format('a grant of worker id %s was written by another transaction', worker)
-                WHEN (SELECT count(*) FROM snowflake_registry.grants g WHERE g.worker_id = worker) <> w.grants_count
-                    THEN format('worker id %s has %s grants, not the %s its row counts', worker,
-                                (SELECT count(*) FROM snowflake_registry.grants g WHERE g.worker_id = worker), w.grants_count) END
-      INTO why FROM snowflake_registry.workers w WHERE w.worker_id = worker;
+                WHEN g.others THEN format('a grant of worker id %s was written by another transaction', worker)
+                WHEN g.n <> w.grants_count THEN format('worker id %s has %s grants, not the %s its row counts', worker, g.n, w.grants_count) END
+      INTO why
+      FROM snowflake_registry.workers w,
+           LATERAL (SELECT count(*) AS n, coalesce(bool_or(r.xmin IS DISTINCT FROM r.written_xid), false) AS others
+                      FROM snowflake_registry.grants r WHERE r.worker_id = worker) g
+     WHERE w.worker_id = worker;
     IF why IS NOT NULL THEN
         PERFORM nextval('snowflake_registry.rows_unwritten');
         RAISE LOG 'snowflake registry: % (a restore into it, COPY or a hand write): a new life begins', why;
@@ -132,11 +162,36 @@ END $$;
 COMMENT ON FUNCTION _snowflake_registry_unwritten(integer) IS 'whether a worker id''s rows in the registry were written by something else than its functions, or a grant of it is gone: what, and the next call begins a new life';
 REVOKE ALL ON FUNCTION _snowflake_registry_unwritten(integer) FROM PUBLIC;
 
+-- R2': the window a node asks, recorded when it is the longest asked in a
+-- life whose grace is in force, or that has granted no new window since it
+-- began (a node asks the life alone first, and claims once the grace it
+-- learns of has ended: a holder cut off may hold a longer window still). A
+-- sequence: kept though a refused claim rolls back; set to 0 when a life
+-- begins, so that an ask lengthens no later life's grace but by the nodes
+-- that ask it again then. Whether it lengthened the grace.
+CREATE FUNCTION _snowflake_registry_asked(window_ms bigint) RETURNS boolean
+    LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    IF window_ms <= (SELECT h.last_value FROM snowflake_registry.longest_window h) OR pg_is_in_recovery()
+       OR NOT (SELECT s.grace_monotonic_ms IS NOT NULL
+                      AND (s.grace_until_ms > (extract(epoch FROM clock_timestamp()) * 1000)::bigint
+                           OR NOT EXISTS (SELECT FROM snowflake_registry.grants g
+                                           WHERE g.granted_ms >= s.life_began_ms AND g.reinstated_ms IS NULL))
+                 FROM snowflake_registry.settings s) THEN
+        RETURN false;
+    END IF;
+    PERFORM setval('snowflake_registry.longest_window', window_ms);
+    RETURN true;
+END $$;
+COMMENT ON FUNCTION _snowflake_registry_asked(bigint) IS 'records the window a node asks in a grace, the longest asked lengthening it';
+REVOKE ALL ON FUNCTION _snowflake_registry_asked(bigint) FROM PUBLIC;
+
 CREATE OR REPLACE FUNCTION snowflake_registry_create(worker_ids int4range DEFAULT '[0,1024)',
                                           quarantine interval DEFAULT '10 min',
                                           max_window interval DEFAULT '90 s',
                                           max_skew interval DEFAULT '1 s')
-    RETURNS void LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
+    RETURNS void LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp
+    SET snowflake_registry.writing = on AS $$
 DECLARE
     ext name := (SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'snowflake');
     s record;
@@ -209,7 +264,8 @@ END $$;
 
 CREATE OR REPLACE FUNCTION snowflake_registry_life(OUT registry_id text, OUT life text, OUT life_began_ms bigint, OUT life_change text,
                                         OUT grace_until_ms bigint, OUT max_window_ms bigint, OUT server text, OUT now_ms bigint)
-    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+    SET snowflake_registry.writing = on AS $$
 DECLARE
     ext name := (SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'snowflake');
     id record;
@@ -235,7 +291,7 @@ DECLARE
                 THEN ''restored into it: its settings were written by another transaction''
             WHEN (SELECT CASE WHEN m.is_called THEN m.last_value ELSE 0 END FROM snowflake_registry.rows_unwritten m)
                  IS DISTINCT FROM s.unwritten_seen
-                THEN ''restored into it: a row of its workers or grants was written by another transaction, or a grant is gone'' END
+                THEN ''restored into it: a row of its workers or grants was written by something else than its functions, or a grant is gone'' END
           FROM snowflake_registry.settings s';
 BEGIN
     EXECUTE format('SELECT * FROM %I.snowflake_registry_identity()', ext) INTO id;
@@ -290,15 +346,17 @@ BEGIN
               FROM (SELECT w2.worker_id, count(g.worker_id) AS n FROM snowflake_registry.workers w2
                       LEFT JOIN snowflake_registry.grants g ON g.worker_id = w2.worker_id GROUP BY w2.worker_id) c
              WHERE c.worker_id = w.worker_id AND c.n IS DISTINCT FROM w.grants_count;
-            -- R10: the lost life's clock. Windows its rows date past this
-            -- clock (its server's clock ahead of this one's: a failover to
-            -- a standby whose clock is behind) are kept out: no new window
-            -- starts before the latest time it wrote plus a grace
+            -- R10: the lost life's clock, when the server changed (promoted,
+            -- restored, another server: a start of the same server reads
+            -- the same clock). Windows its rows date past this clock (a
+            -- failover to a standby whose clock is behind) are kept out: no
+            -- new window starts before the latest time it wrote plus a grace
             heard := greatest(s.max_window_ms, (SELECT h.last_value FROM snowflake_registry.longest_window h));
             evidence := greatest(s.life_began_ms,
                                  (SELECT greatest(max(w.renewed_ms), max(w.released_ms)) FROM snowflake_registry.workers w),
                                  (SELECT greatest(max(g.granted_ms), max(g.reinstated_ms)) FROM snowflake_registry.grants g));
-            IF evidence > now_ms THEN
+            PERFORM setval('snowflake_registry.longest_window', 0);
+            IF evidence > now_ms AND (s.system_identifier, s.timeline) IS DISTINCT FROM (id.system_identifier, id.timeline) THEN
                 why := format('%s; its clock is %s ms behind the times the lost life wrote: no window starts before %s',
                               why, evidence - now_ms, to_timestamp((evidence + heard + s.max_skew_ms) / 1000.0));
                 UPDATE snowflake_registry.settings SET floor_ms = greatest(floor_ms, evidence + heard + s.max_skew_ms);
@@ -366,10 +424,10 @@ BEGIN
     IF coalesce(btrim(because), '') = '' AND l.now_ms < l.grace_until_ms
        AND (cur.life_change IS DISTINCT FROM 'created'
             OR EXISTS (SELECT FROM snowflake_registry.grants g
-                        WHERE g.life = cur.life AND g.reinstated_ms IS NOT NULL AND g.registry_id IS DISTINCT FROM cur.registry_id)) THEN
-        RAISE EXCEPTION 'the snowflake registry''s grace period is not ended: its life began %',
-                        CASE WHEN cur.life_change = 'created' THEN 'created again, for nodes holding windows of an earlier registry'
-                             ELSE format('by a change: %s', cur.life_change) END
+                        WHERE g.reinstated_ms >= cur.life_began_ms)) THEN
+        RAISE EXCEPTION 'the snowflake registry''s grace period is not ended: %',
+                        CASE WHEN cur.life_change = 'created' THEN 'it was created again: its nodes presented windows of an earlier one'
+                             ELSE format('its life began by a change: %s', cur.life_change) END
             USING ERRCODE = '55000',
                   DETAIL = format('It may have forgotten windows its nodes hold; until %s, a new window could overlap one of them.',
                                   to_timestamp(l.grace_until_ms / 1000.0)),
@@ -391,7 +449,8 @@ CREATE OR REPLACE FUNCTION snowflake_registry_claim(holder text, holder_name tex
                                          window_ms bigint, epoch_ms bigint, layout text,
                                          OUT worker_id integer, OUT fencing_epoch bigint, OUT from_ms bigint,
                                          OUT until_ms bigint, OUT now_ms bigint)
-    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+    SET snowflake_registry.writing = on AS $$
 DECLARE
     ext name := (SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'snowflake');
     s snowflake_registry.settings;
@@ -401,6 +460,7 @@ DECLARE
     gap bigint;  -- R6: after a holder that did not release its worker id cleanly
     grace_end bigint;
     unwritten text;
+    asked boolean;
 BEGIN
     -- not STRICT (previous may be NULL), so a NULL holder cannot make a grant that looks free
     IF holder IS NULL OR holder_name IS NULL OR max_worker IS NULL OR window_ms IS NULL OR window_ms < 1
@@ -408,15 +468,17 @@ BEGIN
         RAISE EXCEPTION 'a claim needs a holder, its name, the highest worker id, a window of at least 1 ms, the epoch and the layout'
             USING ERRCODE = '22023';
     END IF;
-    -- R2': the longest window a node asks, recorded whatever the answer
-    -- (a sequence: a refused claim's rollback does not undo it)
-    IF window_ms > (SELECT h.last_value FROM snowflake_registry.longest_window h) AND NOT pg_is_in_recovery() THEN
-        PERFORM setval('snowflake_registry.longest_window', window_ms);
-    END IF;
     EXECUTE format('SELECT grace_until_ms FROM %I.snowflake_registry_life()', ext) INTO grace_end;
     EXECUTE format('SELECT %I._snowflake_registry_writer()', ext) INTO me;
     SELECT * INTO STRICT s FROM snowflake_registry.settings FOR UPDATE;  -- one claim at a time
     now_ms := (extract(epoch FROM clock_timestamp()) * 1000)::bigint;
+    -- R2': the window asked, of a node of this fleet, lengthens a grace in force
+    IF (s.epoch_ms IS NULL OR (s.epoch_ms, s.layout) = (snowflake_registry_claim.epoch_ms, snowflake_registry_claim.layout)) THEN
+        EXECUTE format('SELECT %I._snowflake_registry_asked($1)', ext) USING window_ms INTO asked;
+        IF asked THEN
+            EXECUTE format('SELECT grace_until_ms FROM %I.snowflake_registry_life()', ext) INTO grace_end;
+        END IF;
+    END IF;
     window_ms := least(window_ms, s.max_window_ms);  -- a longer window gets the registry's maximum
     gap := s.max_window_ms + s.max_skew_ms;
     IF s.epoch_ms IS NULL THEN
@@ -507,7 +569,8 @@ END $$;
 
 CREATE OR REPLACE FUNCTION snowflake_registry_renew(worker_id integer, fencing_epoch bigint, holder text, window_ms bigint,
                                          OUT until_ms bigint, OUT now_ms bigint)
-    LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+    LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+    SET snowflake_registry.writing = on AS $$
 DECLARE
     ext name := (SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'snowflake');
     max_window bigint;
@@ -542,7 +605,8 @@ CREATE OR REPLACE FUNCTION snowflake_registry_present(worker_id integer, fencing
                                            OUT registry_id text, OUT life text, OUT life_change text,
                                            OUT grace_until_ms bigint, OUT server text, OUT now_ms bigint,
                                            OUT max_window_ms bigint)
-    LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+    LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+    SET snowflake_registry.writing = on AS $$
 DECLARE
     ext name := (SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'snowflake');
     l record;
@@ -552,6 +616,7 @@ DECLARE
     l_mono bigint;
     unwritten text;
     inserted boolean;
+    asked boolean;
     p_worker integer := snowflake_registry_present.worker_id;
     p_epoch bigint := snowflake_registry_present.fencing_epoch;
     p_holder text := snowflake_registry_present.holder;
@@ -562,11 +627,12 @@ BEGIN
     IF window_ms < 1 THEN
         RAISE EXCEPTION 'a presented window renews by at least 1 ms' USING ERRCODE = '22023';
     END IF;
-    -- R2': the longest window a node asks (a sequence: kept whatever the answer)
-    IF window_ms > (SELECT h.last_value FROM snowflake_registry.longest_window h) AND NOT pg_is_in_recovery() THEN
-        PERFORM setval('snowflake_registry.longest_window', window_ms);
-    END IF;
     EXECUTE format('SELECT * FROM %I.snowflake_registry_life()', ext) INTO l;
+    -- R2': the window asked lengthens a grace in force
+    EXECUTE format('SELECT %I._snowflake_registry_asked($1)', ext) USING window_ms INTO asked;
+    IF asked THEN
+        EXECUTE format('SELECT * FROM %I.snowflake_registry_life()', ext) INTO l;
+    END IF;
     EXECUTE format('SELECT %I._snowflake_registry_writer()', ext) INTO me;
     -- R9: the worker id's rows written by something else than these
     -- functions (a restore into the running registry, COPY, a hand write), or
@@ -686,7 +752,8 @@ END $$;
 
 
 CREATE OR REPLACE FUNCTION snowflake_registry_release(worker_id integer, fencing_epoch bigint, holder text, used_until_ms bigint)
-    RETURNS boolean LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+    RETURNS boolean LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+    SET snowflake_registry.writing = on AS $$
 DECLARE
     ext name := (SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'snowflake');
     now_ms bigint;
@@ -713,7 +780,8 @@ COMMENT ON FUNCTION snowflake_registry_release(integer, bigint, text, bigint) IS
 REVOKE ALL ON FUNCTION snowflake_registry_release(integer, bigint, text, bigint) FROM PUBLIC;
 
 CREATE OR REPLACE FUNCTION snowflake_registry_release(worker_id integer)
-    RETURNS boolean LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
+    RETURNS boolean LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp
+    SET snowflake_registry.writing = on AS $$
 DECLARE
     ext name := (SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'snowflake');
     me xid;

@@ -74,7 +74,7 @@ ok(issues($holder) && issues($restarted), 'both nodes claimed from the first hos
 kill 'STOP', @frozen;
 $standby->promote;
 # safe here: the registry replicated synchronously (docs/registry.md)
-$standby->safe_psql('fleet', 'SELECT snowflake_registry_end_grace()');
+$standby->safe_psql('fleet', q{SELECT snowflake_registry_end_grace('replicated synchronously: the standby was in sync')});
 my $promoted = time;
 my $reached = seconds_until($bound,
 	sub { $holder->safe_psql('postgres', "SELECT registry_reached > to_timestamp($promoted) FROM snowflake_status") eq 't' });

@@ -23,6 +23,7 @@ use SnowflakeTest;
 	my $worker = background_worker_pid($h, qr/snowflake registry worker/);
 	kill 'STOP', $worker;
 	$registry->safe_psql('fleet', qq{
+		SET snowflake_registry.writing = on;  -- written as the registry's functions write
 		DELETE FROM snowflake_registry.grants WHERE worker_id = $w;
 		UPDATE snowflake_registry.workers SET holder = NULL, fencing_epoch = 0, high_water_ms = 0, expires_ms = NULL,
 		       grants_count = 0, written_xid = _snowflake_registry_writer() WHERE worker_id = $w;});

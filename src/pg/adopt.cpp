@@ -2,6 +2,7 @@
 #include "adopt.hpp"
 
 #include "lease_file.hpp"
+#include "lease_wal.hpp"
 #include "lease_write.hpp"
 
 #include <algorithm>
@@ -13,7 +14,9 @@ namespace snowflake::pg {
 // `after_unix_ms`, the worker id no longer in its fence) is written first and
 // the floor raised, and only then is the worker id let through: no id is
 // issued under it below the mark, and no other write of the lease can land
-// between with a lower one.
+// between with a lower one. The adoption is logged once the files are
+// written (lease_wal.hpp), so that crash recovery before the next checkpoint,
+// and a standby of this server once promoted, keep it.
 std::uint32_t adopt_worker_id(SharedState& state, std::int64_t after_unix_ms) {
     GeneratorState& generator = state.generator;
     const std::uint32_t adopted = worker_in_effect(generator);
@@ -48,6 +51,7 @@ std::uint32_t adopt_worker_id(SharedState& state, std::int64_t after_unix_ms) {
         std::fill(end, adopting.fenced.end(), 0u);
         written = write_lease(adopting, WARNING) && write_fence_copy(adopting, WARNING);
         if (written) {
+            log_adoption(adopting);
             // ids continue after the time given, once it is on disk
             if (mark > generator.lease_units.load()) {
                 raise_floor(generator, state.layout, mark, now);

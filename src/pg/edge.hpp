@@ -76,7 +76,7 @@ enum class Blocked : std::uint32_t {
 //                                         redo, and repair_lease (a backend, only while `blocked`,
 //                                         when no writer writes)
 //   epoch_unix_ms, layout, lease_worker_id, moved_fence, moved_from, pending_lock,
-//   registry.previous                     start-up only
+//   loaded_fence, registry.previous       start-up only
 //   lease_epoch_unix_ms, lease_layout     start-up; redo (a record under another epoch or
 //                                         layout); repair_lease (a backend). Plain fields:
 //                                         read only once `blocked` says they changed
@@ -124,6 +124,9 @@ struct SharedState {
     std::atomic<std::uint32_t> pending_worker;
     LWLock* pending_lock;
     Lease moved_from;  // the lease's identity: directory_host, directory_inode, host_name
+    // The fence the lease files held at start-up (bits, as generator.fenced):
+    // crash recovery replays an adoption only where they did not (lease_wal.cpp).
+    std::uint64_t loaded_fence[(kMaxAnyWorker + 1) / 64];
     std::atomic<Latch*> lease_writer_latch;  // wakes the lease writer; null while none runs
     std::atomic<std::int32_t> writer_busy;     // the pid of the process writing the lease; 0: none
     std::atomic<std::uint64_t> lease_failures;  // lease writes that failed

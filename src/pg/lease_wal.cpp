@@ -9,6 +9,7 @@ extern "C" {
 #include "access/xlog.h"
 #include "access/xloginsert.h"
 #include "access/xlogreader.h"
+#include "access/xlogrecovery.h"
 #include "access/xlog_internal.h"
 }
 
@@ -22,7 +23,20 @@ namespace {
 // which is still read unless snowflake.replay_1_0_wal is off.
 constexpr RmgrId kRmgrId = 173;
 constexpr RmgrId kRmgrId10 = RM_EXPERIMENTAL_ID;
+// The record's kind, in the bits of xl_info PostgreSQL leaves to the
+// resource manager. An adoption (snowflake_adopt_worker_id(), adopt.hpp) is
+// a LeaseRecord of the lease as the adoption wrote it, its worker id the one
+// adopted: its replay lifts the fence on that worker id, so that crash
+// recovery and a standby of the adopting server keep the adoption. Added
+// after 1.1, whose formats are frozen: the payload is 1.1's, the kind is new,
+// and a 1.1 binary stops recovery at it (PANIC "snowflake: unknown WAL record
+// 16"), never replaying it as a lease, which would fence what it lifts.
 constexpr std::uint8_t kLeaseRecord = 0x00;
+constexpr std::uint8_t kAdoptRecord = 0x10;
+
+std::uint8_t kind_of(XLogReaderState* record) {
+    return XLogRecGetInfo(record) & ~XLR_INFO_MASK;
+}
 
 // A record this version cannot read stops recovery: replaying past it could
 // issue ids below the primary's.
@@ -41,8 +55,10 @@ Lease record_lease(XLogReaderState* record) {
 // issuing anything above the floor. No other process writes during recovery.
 // In a restore the lease is its source's: fenced (fence.hpp).
 void lease_redo(XLogReaderState* record) {
-    if ((XLogRecGetInfo(record) & ~XLR_INFO_MASK) != kLeaseRecord)
-        elog(PANIC, "snowflake: unknown WAL record %u", XLogRecGetInfo(record));
+    const std::uint8_t kind = kind_of(record);
+    if (kind != kLeaseRecord && kind != kAdoptRecord)
+        ereport(PANIC, (errmsg("snowflake: unknown WAL record %u", static_cast<unsigned>(kind)),
+                        errhint("The WAL was written by a later version of snowflake: install it to replay it.")));
     const Lease lease = record_lease(record);
     SharedState* state = shared_state();
     if (state == nullptr) return;
@@ -59,9 +75,25 @@ void lease_redo(XLogReaderState* record) {
     GeneratorState& generator = state->generator;
     const std::uint64_t lease_units = units_of(*state, lease.lease_ms);
     raise_floor(generator, state->layout, lease_units, units_of(*state, lease.clock_ms));
+    // In a restore an adoption is its source's: its worker id refused, as a lease's.
     if (state->restore) {
         fence_replayed(*state, lease);
         return;
+    }
+    // A standby's primary's adoption (its promotion continues it), or this
+    // server's own in crash recovery: the fence on that worker id lifted. Own
+    // means the lease files loaded at this start did not fence it (the
+    // adoption wrote them, or a standby's replay of it did): a copy whose
+    // files fence its source's worker id, restarted before its first replay
+    // ended, never takes its source's adoption for its own.
+    bool lifted = false;
+    const std::uint32_t adopted = lease.worker_id;
+    if (kind == kAdoptRecord && !registry_mode() && adopted <= kMaxAnyWorker && is_fenced(generator, adopted) &&
+        (StandbyMode || (state->loaded_fence[adopted / 64] >> (adopted % 64) & 1) == 0)) {
+        fence(generator, adopted, false);
+        std::uint32_t moved = adopted;
+        state->moved_worker.compare_exchange_strong(moved, kNoWorker);  // adopted: the move ends
+        lifted = true;
     }
     // The primary's fence is this node's once promoted (under a registry, a
     // standby holds a worker id of its own and no fence applies). A fence in
@@ -77,14 +109,14 @@ void lease_redo(XLogReaderState* record) {
     // so that a copy of it refuses it too, also when it is all that changed.
     const bool pending_changed = state->pending_worker.exchange(lease.pending_worker) != lease.pending_worker;
     const std::uint64_t mark = std::max(lease_units, generator.lease_units.load());
-    if (mark == generator.lease_units.load() && !grew && !pending_changed) return;
+    if (mark == generator.lease_units.load() && !grew && !lifted && !pending_changed) return;
     Lease kept = lease_of(*state, mark, units_of(*state, lease.clock_ms));
     // The record's worker id, or a move's of this start (fence.hpp, F13), so
     // that the move goes on: its files keep the lease's identity (as_written).
     const std::uint32_t moved = state->moved_worker.load();
     kept.worker_id = moved != kNoWorker ? moved : lease.worker_id;
     kept.pending_worker = lease.pending_worker != kept.worker_id ? lease.pending_worker : kNoWorker;
-    if ((!grew || write_fence_copy(kept, LOG)) && write_lease(kept, LOG)) generator.lease_units.store(mark);
+    if ((!(grew || lifted) || write_fence_copy(kept, LOG)) && write_lease(kept, LOG)) generator.lease_units.store(mark);
 }
 
 void lease_desc(StringInfo buffer, XLogReaderState* record) {
@@ -95,6 +127,7 @@ void lease_desc(StringInfo buffer, XLogReaderState* record) {
     }
     char layout[kLayoutTextMax];
     format_node_layout(lease.layout, layout);
+    if (kind_of(record) == kAdoptRecord) appendStringInfo(buffer, "adopted %u; ", lease.worker_id);
     appendStringInfo(buffer, "epoch_unix_ms %lld lease_ms %llu clock_ms %llu worker_id ",
                      static_cast<long long>(lease.epoch_unix_ms),
                      static_cast<unsigned long long>(lease.lease_ms),
@@ -108,21 +141,33 @@ void lease_desc(StringInfo buffer, XLogReaderState* record) {
 }
 
 const char* lease_identify(uint8 info) {
-    return (info & ~XLR_INFO_MASK) == kLeaseRecord ? "LEASE" : nullptr;
+    switch (info & ~XLR_INFO_MASK) {
+        case kLeaseRecord: return "LEASE";
+        case kAdoptRecord: return "ADOPT";
+        default: return nullptr;
+    }
+}
+
+// Flushed so that it streams at once; a commit of any id issued under this
+// lease comes later in the WAL, so a synchronous standby has it first.
+void insert_flushed(const Lease& lease, std::uint8_t kind) {
+    LeaseRecord record = lease_record(as_written(lease));
+    XLogBeginInsert();
+    XLogRegisterData(reinterpret_cast<char*>(&record), static_cast<int>(record_size(record)));
+    // A lease is not activity: an idle node's checkpoints are still skipped
+    // and archive_timeout does not switch segments for it. An adoption is.
+    if (kind == kLeaseRecord) XLogSetRecordFlags(XLOG_MARK_UNIMPORTANT);
+    XLogFlush(XLogInsert(kRmgrId, kind));
 }
 
 }  // namespace
 
 void log_lease(const Lease& lease) {
-    LeaseRecord record = lease_record(as_written(lease));
-    XLogBeginInsert();
-    XLogRegisterData(reinterpret_cast<char*>(&record), static_cast<int>(record_size(record)));
-    // Not activity: an idle node's checkpoints are still skipped and
-    // archive_timeout does not switch segments for it.
-    XLogSetRecordFlags(XLOG_MARK_UNIMPORTANT);
-    // Flushed so that it streams at once; a commit of any id issued under this
-    // lease comes later in the WAL, so a synchronous standby has it first.
-    XLogFlush(XLogInsert(kRmgrId, kLeaseRecord));
+    insert_flushed(lease, kLeaseRecord);
+}
+
+void log_adoption(const Lease& adopting) {
+    insert_flushed(adopting, kAdoptRecord);
 }
 
 void register_lease_wal() {

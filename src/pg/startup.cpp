@@ -47,6 +47,8 @@ bool load_lease(SharedState& state, Lease& lease) {
         fence(state.generator, lease.fenced[i], true);
     for (std::uint32_t i = 0; fence_file == LeaseFile::Ok && !registry_mode() && i < kept.fenced_count; ++i)
         fence(state.generator, kept.fenced[i], true);
+    for (std::size_t i = 0; i < std::size(state.loaded_fence); ++i)
+        state.loaded_fence[i] = state.generator.fenced[i].load();
     const Writer writer = exists ? writer_of(lease) : Writer::Here;
     state.lease_elsewhere = writer != Writer::Here;
     state.moved_worker = kNoWorker;

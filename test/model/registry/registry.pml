@@ -1,8 +1,9 @@
 /*
  * The registry of worker ids (snowflake_registry_*) and its holders, for SPIN.
  * test/model/RULES.md names the assumptions, invariants and rules; this model
- * has an action or a guard for each, under 1.1's rules (-DRULES_11: O1..O6)
- * or the current ones (R1..R7, each removed by -DNO_Rn).
+ * has an action or a guard for each, under 1.1's rules (-DRULES_11: O1..O10)
+ * or the current ones (R1..R7, R9, R2', R10 and end_grace's refusal, each
+ * removed by -DNO_...).
  *
  * Time is discrete: `tick` is true time, each clock reads tick + its offset
  * (offset OB means no error). Ids are time units: a holder issues at most one
@@ -834,7 +835,8 @@ end:
 #ifdef F_HAND       /* snowflake_registry_release(worker_id) */
     :: d_step { SPEND && db.wk[0].hid != 0 -> faults++;
         if :: R9 && db.wk[0].unw -> db.un = 1 :: else -> skip fi;
-        reg_life(); db.wk[0].hid = 0; db.wk[0].clean = 0; EVW; printf("MSC: %d: worker id 0 released by hand\n", tick) }
+        if :: R9 -> reg_life() :: else -> skip fi;     /* 1.2 calls snowflake_registry_life() first, 1.1 does not */
+        db.wk[0].hid = 0; db.wk[0].clean = 0; EVW; printf("MSC: %d: worker id 0 released by hand\n", tick) }
 #endif
 #ifdef F_PARTIAL    /* a subset of the rows restored into the running registry (a data-only restore, COPY, a hand write, TRUNCATE): settings untouched */
     PARTIAL(0)

@@ -1,13 +1,14 @@
 /*
  * The registry of worker ids (snowflake_registry_*) and its holders, for SPIN.
  * test/model/RULES.md names the assumptions, invariants and rules; this model
- * has an action or a guard for each, under 1.1's rules (-DRULES_11: O1..O6)
- * or the current ones (R1..R7, each removed by -DNO_Rn).
+ * has an action or a guard for each, under 1.1's rules (-DRULES_11: O1..O10)
+ * or the current ones (R1..R7, R9, R2', R10 and end_grace's refusal, each
+ * removed by -DNO_...).
  *
  * Time is discrete: `tick` is true time, each clock reads tick + its offset
  * (offset OB means no error). Ids are time units: a holder issues at most one
  * id time per tick, at its clock, inside its generator's window; iss[] records
- * which server issued each (worker id, time). Every action is one d_step.
+ * which incarnation issued each (worker id, time). Every action is one d_step.
  *
  * Processes: Holder(h) for each server h (its incarnation changes at each
  * restart), Clock (advances tick once every running holder made its call of
@@ -26,12 +27,20 @@
 #define NW 1            /* worker ids */
 #endif
 #ifndef M
-#define M 3             /* the registry's maximum window (= the window nodes ask) */
+#define M 3             /* the registry's maximum window as created first */
+#endif
+#ifndef M2
+#define M2 M            /* the maximum window of a registry created again (F_CREATE) */
+#endif
+#ifndef WASK
+#define WASK M          /* the window nodes ask, at every claim and presentation */
 #endif
 #ifndef S
 #define S 1             /* its skew bound */
 #endif
-#define E 0             /* A1: clocks within E of true time (2E <= S) */
+#ifndef E
+#define E 0             /* A1: clocks within E of true time (2E <= S); -DF_SKEW moves them within it */
+#endif
 #ifndef Q
 #define Q 1             /* quarantine */
 #endif
@@ -69,7 +78,7 @@
 #if defined(F_HCLOCK)
 #define IWIN STEP       /* how far behind true time a holder's clock may read */
 #else
-#define IWIN 0
+#define IWIN E
 #endif
 /* -DL1_TRUE: L1 measured from the faults' end in true time alone (the
  * registry's record of a gone holder's window, dated by a clock that may have
@@ -90,6 +99,10 @@
 #define R5 0
 #define R6 0
 #define R7 0
+#define R9 0
+#define R2W 0
+#define R10 0
+#define EG 0
 #else
 #ifdef NO_R1
 #define R1 0
@@ -126,7 +139,37 @@
 #else
 #define R7 1
 #endif
+#ifdef NO_R9
+#define R9 0
+#else
+#define R9 1
 #endif
+#ifdef NO_R2W
+#define R2W 0
+#else
+#define R2W 1
+#endif
+#ifdef NO_R10
+#define R10 0
+#else
+#define R10 1
+#endif
+#ifdef NO_END_GRACE
+#define EG 0
+#else
+#define EG 1
+#endif
+#endif
+/* 1.2's rules (each removed by its -DNO_...; 1.1 has none): R9 ROWS: a
+ * worker id's rows written otherwise than by the registry's functions
+ * (Wk.unw) are seen by the next call that reads them, which marks the
+ * sequence rows_unwritten (Db.un): the next call begins a new life. R2W
+ * (R2'): a new life's grace lasts the longest window a node asked (Db.lw),
+ * if longer than the maximum window. R10: a new life whose clock is behind
+ * the latest time the lost life wrote (Db.ev) raises the floor past it. EG:
+ * snowflake_registry_end_grace() refuses a life not begun by creation, or
+ * one in which a window of another registry was presented (the operator
+ * gives no reason: A2 may not hold). */
 /* parts of R1, R2 and R6 added after the review (each removed by its -DNO_...):
  * R1FC: a life begun by a restore into the running registry counts its grace
  * from the call that saw it, whatever first-call mark (the sequence
@@ -168,6 +211,10 @@
 #define RCLOCK (tick + roff - OB)
 #define MIN(a, b) ((a) < (b) -> (a) : (b))
 #define MAX(a, b) ((a) > (b) -> (a) : (b))
+#define MW db.mw                /* the registry's maximum window */
+#define WIN MIN(WASK, MW)       /* the window it grants: the one asked, at most its maximum */
+/* the grace in force: R2' extends one not ended by hand by the longest window asked beyond MW */
+#define GRACE (db.grace + ((R2W && !db.ended && db.lw > MW) -> db.lw - MW : 0))
 /* the holder a grant is compared by: its name (1.1), its incarnation (R5) */
 #if R5
 #define SAMEHOLDER(gid, gname, pid, pname) ((gid) == (pid))
@@ -183,7 +230,8 @@ typedef Wk {            /* snowflake_registry.workers */
     byte from;          /* window_from_ms */
     byte exp;           /* expires_ms */
     byte hw;            /* high_water_ms */
-    bit clean           /* its last holder released it cleanly */
+    bit clean;          /* its last holder released it cleanly */
+    bit unw             /* R9: a row of it written otherwise than by the functions, or a grant gone (xmin <> written_xid, grants_count) */
 }
 typedef Gr {            /* snowflake_registry.grants, at [w * EMAX + epoch - 1] */
     byte hid;           /* 0: no such grant */
@@ -199,6 +247,13 @@ typedef Db {
     byte began;         /* settings.life_began_ms (GNOW) */
     byte fm;            /* the sequence life_first_call: the first call of a life (GNOW); a restore may leave it out */
     byte floor;
+    byte ev;            /* R10: the latest clock reading written into the rows (life began, renewed, released, granted, reinstated) */
+    byte mw;            /* settings.max_window_ms */
+    byte lw;            /* the sequence longest_window: the longest window a node asked (R2') */
+    bit un;             /* the sequence rows_unwritten: a call saw a row written otherwise (R9) */
+    bit created;        /* settings.life_change = 'created': the life began by creation */
+    bit reinst;         /* a window of another registry reinstated in this life */
+    bit ended;          /* its grace ended by hand (grace_monotonic_ms NULL: no R2' extension) */
     Wk wk[NW];
     Gr g[NW * EMAX]
 }
@@ -238,12 +293,13 @@ typedef Hd {
     byte auntil;
     byte alife;
     byte asend;         /* its clock at the send */
+    byte amw;           /* the registry's maximum window the answer names */
     bit anamed          /* R7: the answer named the registry's clock out of bounds */
 }
 Hd hs[NH];
 
 byte tick = T0;
-byte iss[NW * TT];      /* the server (+1) that issued each (worker id, time mod TT) */
+byte iss[NW * TT];      /* the incarnation (HID) that issued each (worker id, time mod TT) */
 byte faults;            /* spent of FB */
 bit quiet;              /* the faults stopped (clocks within A1, every holder reachable and running) */
 byte quiet_at;
@@ -251,17 +307,36 @@ byte quiet_at;
 hidden byte rnow, t1, t2, i, j, k, w, found, pe, lo, hi;
 hidden byte ok;
 
+/* the standby replicated the lost life's writes up to S before the latest
+ * any life wrote (evtop, its clock): what R10 can see; -DLAG_ANY: any lag
+ * (KNOWN, not detectable) */
+byte evtop;
+#ifdef LAG_ANY
+#define LAG_OK 1
+#else
+#define LAG_OK (evtop <= saved.ev + S)
+#endif
+/* R10's record (Db.ev), kept in the scenarios of a failover only (-DF_FAILOVER):
+ * elsewhere it would only grow the state */
+#ifdef F_FAILOVER
+#define TRACK_EV 1
+#else
+#define TRACK_EV 0
+#endif
+#define EVW if :: TRACK_EV -> db.ev = MAX(db.ev, rnow); evtop = MAX(evtop, rnow) :: else -> skip fi
+
 /* ---- the registry's functions ---- */
 
 /* db := src (a restore) / saved := db (a backup) */
 #define COPYDB(dst, src) \
     dst.life = src.life; dst.grace = src.grace; dst.started = src.started; dst.rolled = src.rolled; \
     dst.began = src.began; dst.fm = src.fm; \
-    dst.floor = src.floor; \
+    dst.floor = src.floor; dst.ev = src.ev; dst.mw = src.mw; dst.lw = src.lw; dst.un = src.un; \
+    dst.created = src.created; dst.reinst = src.reinst; dst.ended = src.ended; \
     for (i : 0 .. NW - 1) { \
         dst.wk[i].hid = src.wk[i].hid; dst.wk[i].name = src.wk[i].name; dst.wk[i].ep = src.wk[i].ep; \
         dst.wk[i].from = src.wk[i].from; dst.wk[i].exp = src.wk[i].exp; dst.wk[i].hw = src.wk[i].hw; \
-        dst.wk[i].clean = src.wk[i].clean \
+        dst.wk[i].clean = src.wk[i].clean; dst.wk[i].unw = src.wk[i].unw \
     }; \
     for (i : 0 .. NW * EMAX - 1) { \
         dst.g[i].hid = src.g[i].hid; dst.g[i].name = src.g[i].name; dst.g[i].from = src.g[i].from; \
@@ -270,16 +345,17 @@ hidden byte ok;
     skip
 
 /* snowflake_registry_create(): empty tables, a new life whose grace starts now */
-inline create_db() {
+inline create_db(mwv) {
     rnow = RCLOCK;
     db.floor = 0; db.rolled = 0; db.started = rstart;
+    db.ev = (TRACK_EV -> rnow : 0); db.mw = mwv; db.lw = 0; db.un = 0; db.created = 1; db.reinst = 0; db.ended = 0;
     for (i : 0 .. NW - 1) {
         db.wk[i].hid = 0; db.wk[i].name = 0; db.wk[i].ep = 0; db.wk[i].from = 0; db.wk[i].exp = 0;
-        db.wk[i].hw = 0; db.wk[i].clean = 1
+        db.wk[i].hw = 0; db.wk[i].clean = 1; db.wk[i].unw = 0
     };
     for (i : 0 .. NW * EMAX - 1) { db.g[i].hid = 0; db.g[i].name = 0; db.g[i].from = 0; db.g[i].upto = 0 };
     lifectr++; db.life = lifectr;
-    db.grace = GNOW + M + S; db.began = GNOW; db.fm = GNOW
+    db.grace = GNOW + MW + S; db.began = GNOW; db.fm = GNOW
 }
 
 /* a new start of the registry's server */
@@ -293,20 +369,35 @@ inline create_db() {
 inline reg_life() {
     rnow = RCLOCK;
     if
-    :: db.started != rstart || (R1 && db.rolled) ->
+    :: db.started != rstart || (R1 && db.rolled) || (R9 && db.un) ->
         /* the first call: the sequence's mark, unless it is from before this
          * start, not after the life the settings row records began, or (R1FC)
          * the tables were restored into the running registry */
         if
-        :: (R1FC && db.rolled) || db.fm < start_at[rstart] || db.fm <= db.began -> db.fm = GNOW
+        :: (R1FC && db.rolled) || (R9 && db.un) || db.fm < start_at[rstart] || db.fm <= db.began -> db.fm = GNOW
         :: else -> skip
         fi;
+        /* R10: the lost life's clock ahead of this one's (the latest time it
+         * wrote into the rows, past now): no window starts before it plus a grace */
+        if
+        :: R10 && db.ev > rnow ->
+            db.floor = MAX(db.floor, db.ev + MAX(MW, db.lw) + S);
+            printf("MSC: %d: the lost life wrote time %d, past the clock %d: floor %d\n", tick, db.ev, rnow, db.floor)
+        :: else -> skip
+        fi;
+        EVW;
         lifectr++; db.life = lifectr; db.started = rstart; db.rolled = 0; db.began = GNOW;
-        db.grace = MAX(db.grace, MIN(db.fm, GNOW) + M + S); db.grace = MIN(db.grace, GNOW + M + S)
+        db.created = 0; db.reinst = 0; db.ended = 0;
+        /* R9: the rows as they are are this life's */
+        if
+        :: R9 -> db.un = 0; for (i : 0 .. NW - 1) { db.wk[i].unw = 0 }
+        :: else -> skip
+        fi;
+        db.grace = MAX(db.grace, MIN(db.fm, GNOW) + MW + S); db.grace = MIN(db.grace, GNOW + MW + S)
     :: else -> skip
     fi;
     if
-    :: R2 && db.grace > rnow + M + S -> db.grace = GNOW + M + S
+    :: R2 && db.grace > rnow + MW + S -> db.grace = GNOW + MW + S
     :: else -> skip
     fi
 }
@@ -320,6 +411,7 @@ inline next_epoch() {
 
 /* snowflake_registry_claim() for holder h: its answer in hs[h].a* (ak 0: refused) */
 inline claim(h) {
+    db.lw = MAX(db.lw, WASK);     /* R2': the window asked, recorded whatever the answer */
     reg_life();
     /* R7 (and O4): the claim is not made while the clocks differ by more than S */
     if
@@ -329,25 +421,29 @@ inline claim(h) {
     /* R2: in the grace no window is granted to a holder that holds none, not
      * even the grant the row names it holder of (a restore brings such rows back) */
     if
-    :: R2 && GNOW < db.grace -> goto claimed
+    :: R2 && GNOW < GRACE -> goto claimed
     :: else -> skip
     fi;
     /* the grant this incarnation holds already (its answer was lost) */
     found = NONE;
     for (k : 0 .. NW - 1) { if :: db.wk[k].hid == HID(h) -> found = k :: else -> skip fi };
     if
+    :: R9 && found != NONE && db.wk[found].unw -> db.un = 1; goto claimed   /* R9: seen, refused; the next call begins a life */
+    :: else -> skip
+    fi;
+    if
     :: found != NONE ->
         w = found;
-        db.wk[w].exp = MAX(db.wk[w].exp, rnow + M); db.wk[w].hw = MAX(db.wk[w].hw, rnow + M);
+        db.wk[w].exp = MAX(db.wk[w].exp, rnow + WIN); db.wk[w].hw = MAX(db.wk[w].hw, rnow + WIN); EVW;
         db.g[w * EMAX + db.wk[w].ep - 1].upto = db.wk[w].exp;
         hs[h].ak = 1; hs[h].aw = w; hs[h].aep = db.wk[w].ep; hs[h].afrom = db.wk[w].from;
-        hs[h].auntil = (R3 -> MIN(db.wk[w].exp, rnow + M) : db.wk[w].exp);
+        hs[h].auntil = (R3 -> MIN(db.wk[w].exp, rnow + MW) : db.wk[w].exp);
         hs[h].alife = db.life;
         goto claimed
     :: else -> skip
     fi;
     if
-    :: GNOW < db.grace -> goto claimed      /* in the grace: no new window */
+    :: GNOW < GRACE -> goto claimed         /* in the grace: no new window */
     :: else -> skip
     fi;
     /* a free worker id: released, or its window and quarantine over; any of them (the order is the code's) */
@@ -363,6 +459,10 @@ inline claim(h) {
     :: else -> skip
     fi;
     w = found;
+    if
+    :: R9 && db.wk[w].unw -> db.un = 1; goto claimed   /* R9: seen, refused; the next call begins a life */
+    :: else -> skip
+    fi;
     next_epoch();
     if
     :: pe > EMAX -> goto claimed          /* the model's bound on epochs */
@@ -371,24 +471,25 @@ inline claim(h) {
     /* O6: from the high water, the floor or now; R6: a gap of M + S after an unclean end */
     t1 = db.wk[w].hw;
     if
-    :: R6 && !db.wk[w].clean -> t1 = t1 + M + S
+    :: R6 && !db.wk[w].clean -> t1 = t1 + MW + S
     :: else -> skip
     fi;
     t1 = MAX(t1, db.floor); t1 = MAX(t1, rnow);
-    t2 = t1 + M;                            /* O3: max(rnow, from) + window */
+    t2 = t1 + WIN;                          /* O3: max(rnow, from) + window */
     if
-    :: R3 && t2 > rnow + M -> t2 = MAX(rnow + M, t1)   /* R3: at most rnow + M, empty when from is later */
+    :: R3 && t2 > rnow + MW -> t2 = MAX(rnow + MW, t1)   /* R3: at most rnow + M, empty when from is later */
     :: else -> skip
     fi;
     db.wk[w].hid = HID(h); db.wk[w].name = NAMEOF(h); db.wk[w].ep = pe; db.wk[w].from = t1;
-    db.wk[w].exp = t2; db.wk[w].hw = t2; db.wk[w].clean = 0;
+    db.wk[w].exp = t2; db.wk[w].hw = t2; db.wk[w].clean = 0; EVW;
     db.g[w * EMAX + pe - 1].hid = HID(h); db.g[w * EMAX + pe - 1].name = NAMEOF(h);
     db.g[w * EMAX + pe - 1].from = t1; db.g[w * EMAX + pe - 1].upto = t2;
     hs[h].ak = 1; hs[h].aw = w; hs[h].aep = pe; hs[h].afrom = t1; hs[h].auntil = t2; hs[h].alife = db.life;
 claimed:
+    hs[h].amw = MW;
     if
     :: hs[h].ak == 1 -> printf("MSC: %d: server %d claims (clock %d, registry %d, life %d): worker id %d epoch %d [%d,%d)\n", tick, h, HCLOCK(h), rnow, db.life, hs[h].aw, hs[h].aep, hs[h].afrom, hs[h].auntil)
-    :: else -> printf("MSC: %d: server %d claims (clock %d, registry %d, life %d, grace until %d): refused\n", tick, h, HCLOCK(h), rnow, db.life, db.grace)
+    :: else -> printf("MSC: %d: server %d claims (clock %d, registry %d, life %d, grace until %d): refused\n", tick, h, HCLOCK(h), rnow, db.life, GRACE)
     fi
 }
 
@@ -408,22 +509,27 @@ inline overlapping(h) {
 /* snowflake_registry_present() for holder h: a renewal of a grant of this
  * life, or the presentation of a window of another life (O5, R5) */
 inline present(h) {
+    db.lw = MAX(db.lw, WASK);     /* R2': the window asked, recorded whatever the answer */
     reg_life();
     w = hs[h].rw; pe = hs[h].ep; lo = hs[h].gfrom; hi = hs[h].guntil;
+    if
+    :: R9 && db.wk[w].unw -> db.un = 1; reg_life()    /* R9: seen; a new life, the window presented to it */
+    :: else -> skip
+    fi;
     hs[h].anamed = R7 && (HCLOCK(h) > rnow + S || rnow > HCLOCK(h) + S);
     if
     :: hs[h].life == db.life ->
         if
         :: db.wk[w].ep == pe && db.wk[w].hid == HID(h) ->     /* renewed */
-            t2 = MAX(db.wk[w].exp, rnow + M);
+            t2 = MAX(db.wk[w].exp, rnow + WIN);
             if
-            :: R3 -> t2 = MIN(t2, rnow + M)          /* R3: the expiry at most now + M */
+            :: R3 -> t2 = MIN(t2, rnow + MW)         /* R3: the expiry at most now + M */
             :: else -> skip
             fi;
-            db.wk[w].exp = t2;
+            db.wk[w].exp = t2; EVW;
             if
             :: HWL -> db.wk[w].hw = MAX(db.wk[w].from, MAX(hi, t2))   /* what the holder holds */
-            :: else -> db.wk[w].hw = MAX(db.wk[w].hw, rnow + M)
+            :: else -> db.wk[w].hw = MAX(db.wk[w].hw, rnow + WIN)
             fi;
             db.g[w * EMAX + pe - 1].upto = MAX(db.g[w * EMAX + pe - 1].upto, t2);
             hs[h].ak = 2; hs[h].auntil = t2; hs[h].alife = db.life;
@@ -449,7 +555,8 @@ inline present(h) {
             fi
         :: else -> skip
         fi;
-        lifectr++; db.life = lifectr; db.grace = GNOW + M + S; db.began = GNOW
+        lifectr++; db.life = lifectr; db.grace = GNOW + MW + S; db.began = GNOW;
+        db.created = 0; db.reinst = 0; db.ended = 0
     :: else -> skip
     fi;
     /* presented to another life */
@@ -467,7 +574,7 @@ inline present(h) {
     :: R5 && hi <= rnow -> hs[h].ak = 3; goto presented          /* R5: an ended window is not reinstated */
     :: else -> skip
     fi;
-    t2 = MAX(hi, rnow + M);                                      /* O5: extended, whether or not it ended */
+    t2 = MAX(hi, rnow + WIN);                                    /* O5: extended, whether or not it ended */
     if
     :: !(db.wk[w].hid == HID(h) && db.wk[w].ep == pe) -> db.wk[w].from = lo
     :: else -> skip
@@ -486,20 +593,26 @@ inline present(h) {
         db.g[w * EMAX + pe - 1].hid = HID(h); db.g[w * EMAX + pe - 1].name = NAMEOF(h)
     :: else -> skip
     fi;
-    hs[h].ak = 2; hs[h].auntil = (R3 -> MIN(db.wk[w].exp, rnow + M) : db.wk[w].exp); hs[h].alife = db.life;
+    hs[h].ak = 2; hs[h].auntil = (R3 -> MIN(db.wk[w].exp, rnow + MW) : db.wk[w].exp); hs[h].alife = db.life;
+    db.reinst = 1; EVW;
 presented:
+    hs[h].amw = MW;
     hs[h].aw = w; hs[h].aep = pe; hs[h].afrom = lo;
     printf("MSC: %d: server %d presents worker id %d epoch %d [%d,%d) of life %d to life %d (registry clock %d): %d until %d (2 renewed or reinstated, 3 lost, 4 conflict)\n", tick, h, w, pe, lo, hi, hs[h].life, db.life, rnow, hs[h].ak, hs[h].auntil)
 }
 
 /* snowflake_registry_release(w, epoch, holder, used_until): holder h's clean release */
 inline release_clean(h) {
-    reg_life();
     w = hs[h].rw;
+    if
+    :: R9 && w != NONE && db.wk[w].unw -> db.un = 1    /* R9: seen before the life */
+    :: else -> skip
+    fi;
+    reg_life();
     if
     :: w != NONE && db.wk[w].hid == HID(h) && db.wk[w].ep == hs[h].ep ->
         t1 = hs[h].last + 1;
-        db.wk[w].hid = 0; db.wk[w].exp = MIN(db.wk[w].exp, rnow);
+        db.wk[w].hid = 0; db.wk[w].exp = MIN(db.wk[w].exp, rnow); EVW;
         db.wk[w].hw = MAX(db.wk[w].from, MIN(db.wk[w].hw, t1)); db.wk[w].clean = 1;
         db.g[w * EMAX + db.wk[w].ep - 1].upto = db.wk[w].hw
     :: else -> skip
@@ -516,9 +629,9 @@ inline try_issue(h) {
         if
         :: t1 >= hs[h].gfrom && t1 < hs[h].guntil ->
 #ifndef NO_I1
-            assert(iss[hs[h].gw * TT + t1 % TT] == 0 || iss[hs[h].gw * TT + t1 % TT] == h + 1);   /* I1 */
+            assert(iss[hs[h].gw * TT + t1 % TT] == 0 || iss[hs[h].gw * TT + t1 % TT] == HID(h));   /* I1, per incarnation */
 #endif
-            iss[hs[h].gw * TT + t1 % TT] = h + 1; hs[h].last = t1;
+            iss[hs[h].gw * TT + t1 % TT] = HID(h); hs[h].last = t1;
             printf("MSC: %d: server %d issues worker id %d time %d\n", tick, h, hs[h].gw, t1)
         :: else -> skip
         fi
@@ -537,7 +650,7 @@ inline receive(h) {
     :: hs[h].ak == 1 || hs[h].ak == 2 ->
         t2 = hs[h].auntil;
         if
-        :: R4 && t2 > hs[h].asend + M -> t2 = hs[h].asend + M     /* R4: cap_window() */
+        :: R4 && t2 > hs[h].asend + MIN(WASK, hs[h].amw) -> t2 = hs[h].asend + MIN(WASK, hs[h].amw)   /* R4: cap_window() */
         :: else -> skip
         fi;
         hs[h].rw = hs[h].aw; hs[h].ep = hs[h].aep; hs[h].life = hs[h].alife;
@@ -548,12 +661,12 @@ inline receive(h) {
     :: else -> skip
     fi;
     hs[h].ak = 0; hs[h].anamed = 0; hs[h].aw = 0; hs[h].aep = 0; hs[h].afrom = 0; hs[h].auntil = 0;
-    hs[h].alife = 0; hs[h].asend = 0
+    hs[h].alife = 0; hs[h].asend = 0; hs[h].amw = 0
 }
 
 inline clear_answer(h) {
     hs[h].ak = 0; hs[h].anamed = 0; hs[h].aw = 0; hs[h].aep = 0; hs[h].afrom = 0; hs[h].auntil = 0;
-    hs[h].alife = 0; hs[h].asend = 0
+    hs[h].alife = 0; hs[h].asend = 0; hs[h].amw = 0
 }
 
 inline resume(h) {     /* the answer in flight applied, with the clock at its send */
@@ -640,6 +753,37 @@ end:
 }
 
 /* ---- faults ---- */
+#define SKEW(o) \
+    :: d_step { !quiet && AT && o >= OB - E && o < OB + E -> o++ } \
+    :: d_step { !quiet && AT && o > OB - E && o <= OB + E -> o-- }
+/* the operator ends the grace of a created life only for a new fleet: no
+ * server holds a window of another life nor issued an id at or past the
+ * registry's clock (snowflake_registry_end_grace()'s hint); the code
+ * refuses a life not created, or one that reinstated a window */
+#define NEWFLEET_H(k) (NH <= (k) || (hs[k].last < RCLOCK && \
+                       (hs[k].gw == NONE || hs[k].guntil <= HCLOCK(k) || hs[k].life == db.life)))
+#define new_fleet() (NEWFLEET_H(0) && NEWFLEET_H(1) && NEWFLEET_H(2))
+/* worker id wv's row set back to the backup's (data-only restore, COPY, UPDATE),
+ * with its grants, or its grants deleted (TRUNCATE): R9 sees it (unw) */
+#define PARTIAL(wv) \
+    :: d_step { SPEND && have_saved -> faults++; \
+        db.wk[wv].hid = saved.wk[wv].hid; db.wk[wv].name = saved.wk[wv].name; db.wk[wv].ep = saved.wk[wv].ep; \
+        db.wk[wv].from = saved.wk[wv].from; db.wk[wv].exp = saved.wk[wv].exp; db.wk[wv].hw = saved.wk[wv].hw; \
+        db.wk[wv].clean = saved.wk[wv].clean; db.wk[wv].unw = 1; \
+        printf("MSC: %d: worker id %d's row set back to the backup's\n", tick, wv) } \
+    :: d_step { SPEND && have_saved -> faults++; \
+        db.wk[wv].hid = saved.wk[wv].hid; db.wk[wv].name = saved.wk[wv].name; db.wk[wv].ep = saved.wk[wv].ep; \
+        db.wk[wv].from = saved.wk[wv].from; db.wk[wv].exp = saved.wk[wv].exp; db.wk[wv].hw = saved.wk[wv].hw; \
+        db.wk[wv].clean = saved.wk[wv].clean; db.wk[wv].unw = 1; \
+        for (i : 0 .. EMAX - 1) { \
+            db.g[wv * EMAX + i].hid = saved.g[wv * EMAX + i].hid; db.g[wv * EMAX + i].name = saved.g[wv * EMAX + i].name; \
+            db.g[wv * EMAX + i].from = saved.g[wv * EMAX + i].from; db.g[wv * EMAX + i].upto = saved.g[wv * EMAX + i].upto \
+        }; \
+        printf("MSC: %d: worker id %d's row and grants set back to the backup's\n", tick, wv) } \
+    :: d_step { SPEND && db.g[wv * EMAX].hid + db.g[wv * EMAX + 1].hid + db.g[wv * EMAX + 2].hid + db.g[wv * EMAX + 3].hid != 0 -> faults++; \
+        for (i : 0 .. EMAX - 1) { db.g[wv * EMAX + i].hid = 0; db.g[wv * EMAX + i].name = 0; db.g[wv * EMAX + i].from = 0; db.g[wv * EMAX + i].upto = 0 }; \
+        db.wk[wv].unw = 1; \
+        printf("MSC: %d: worker id %d's grants deleted\n", tick, wv) }
 /* the nemesis acts at the start of a tick, before the holders' calls of it
  * (-DNEMESIS_ANYTIME: between any two calls) */
 #ifdef NEMESIS_ANYTIME
@@ -678,17 +822,49 @@ end:
 #endif
 #ifdef F_LIVES      /* a 1.0 registry's tables restored into a database at 1.1, given lives by snowflake_registry_add_lives() */
     :: d_step { SPEND && have_saved -> faults++; rnow = RCLOCK; COPYDB(db, saved); db.started = rstart; db.rolled = 0; db.fm = 0;
-        lifectr++; db.life = lifectr; db.began = GNOW; db.grace = (LG -> GNOW + M + S : 0);
+        lifectr++; db.life = lifectr; db.began = GNOW; db.grace = (LG -> GNOW + MW + S : 0);
+        db.created = 0; db.reinst = 0; db.ended = !LG;
         printf("MSC: %d: 1.0's tables of the backup restored, lives added (life %d, grace until %d)\n", tick, db.life, db.grace) }
 #endif
 #ifdef F_SNAPSHOT   /* a VM memory snapshot of the registry resumed: its rows consistent with their writers, no start (R1 cannot see it) */
     :: d_step { SPEND && have_saved -> faults++; COPYDB(db, saved); rstart = srstart; printf("MSC: %d: a memory snapshot of the registry resumed\n", tick) }
 #endif
 #ifdef F_CREATE     /* created again at its address */
-    :: d_step { SPEND -> faults++; NEWSTART; create_db(); printf("MSC: %d: the registry created again\n", tick) }
+    :: d_step { SPEND -> faults++; NEWSTART; create_db(M2); printf("MSC: %d: the registry created again (maximum window %d)\n", tick, M2) }
 #endif
 #ifdef F_HAND       /* snowflake_registry_release(worker_id) */
-    :: d_step { SPEND && db.wk[0].hid != 0 -> faults++; db.wk[0].hid = 0; db.wk[0].clean = 0; printf("MSC: %d: worker id 0 released by hand\n", tick) }
+    :: d_step { SPEND && db.wk[0].hid != 0 -> faults++;
+        if :: R9 && db.wk[0].unw -> db.un = 1 :: else -> skip fi;
+        if :: R9 -> reg_life() :: else -> skip fi;     /* 1.2 calls snowflake_registry_life() first, 1.1 does not */
+        db.wk[0].hid = 0; db.wk[0].clean = 0; EVW; printf("MSC: %d: worker id 0 released by hand\n", tick) }
+#endif
+#ifdef F_PARTIAL    /* a subset of the rows restored into the running registry (a data-only restore, COPY, a hand write, TRUNCATE): settings untouched */
+    PARTIAL(0)
+#if NW > 1
+    PARTIAL(1)
+#endif
+#endif
+#ifdef F_END        /* snowflake_registry_end_grace() in a grace (the operator gives no reason: A2 may not hold) */
+    :: d_step { SPEND && (!EG || new_fleet()) -> faults++;
+        reg_life();
+        if
+        :: GNOW >= GRACE -> skip
+        :: GNOW < GRACE && (!EG || (db.created && !db.reinst)) -> db.grace = GNOW; db.ended = 1; printf("MSC: %d: the grace ended by hand\n", tick)
+        :: else -> printf("MSC: %d: snowflake_registry_end_grace() refused\n", tick)
+        fi }
+#endif
+#ifdef F_SKEW       /* A1: every clock moves within E of true time (no fault; 2 servers) */
+    SKEW(roff)
+    SKEW(hs[0].off)
+    SKEW(hs[1].off)
+#endif
+#ifdef F_FAILOVER   /* (R10) the registry's clock and server 0's D (RSTEP) ahead together, beyond A1 but agreeing;
+                     * an asynchronous failover to the standby (the backup: what it replicated),
+                     * whose clock is right, server 0 left on the old side (cut off) */
+    :: d_step { SPEND && roff == OB && hs[0].off == OB -> faults++; roff = OB + RSTEP; hs[0].off = OB + RSTEP;
+        printf("MSC: %d: the registry's clock and server 0's %d ahead\n", tick, RSTEP) }
+    :: d_step { SPEND && have_saved && LAG_OK -> faults++; COPYDB(db, saved); roff = OB; NEWSTART; hs[0].cut = 1;
+        printf("MSC: %d: failover to the standby (the backup), its clock right; server 0 cut off\n", tick) }
 #endif
 #ifdef F_FLOOR      /* snowflake_registry_raise_floor() ahead */
     :: d_step { SPEND -> faults++; db.floor = MAX(db.floor, RCLOCK + FLOOR_AHEAD); printf("MSC: %d: floor raised to %d\n", tick, db.floor) }
@@ -754,7 +930,7 @@ end:
 
 init {
     d_step {
-        create_db(); db.grace = 0;     /* a new fleet: snowflake_registry_end_grace() */
+        create_db(M); db.grace = 0; db.ended = 1;    /* a new fleet: snowflake_registry_end_grace() */
         start_at[rstart] = GNOW;
         for (k : 0 .. NH - 1) { hs[k].rw = NONE; hs[k].gw = NONE; hs[k].off = OB; hs[k].last = 0 }
     };

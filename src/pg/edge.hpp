@@ -124,8 +124,9 @@ struct SharedState {
     std::atomic<std::uint32_t> pending_worker;
     LWLock* pending_lock;
     Lease moved_from;  // the lease's identity: directory_host, directory_inode, host_name
-    // The fence the lease files held at start-up (bits, as generator.fenced):
-    // crash recovery replays an adoption only where they did not (lease_wal.cpp).
+    // The fence decided at start-up (bits, as generator.fenced: the lease
+    // files', and a copy's or a move's): crash recovery replays an adoption
+    // only where it did not fence (lease_wal.cpp).
     std::uint64_t loaded_fence[(kMaxAnyWorker + 1) / 64];
     std::atomic<Latch*> lease_writer_latch;  // wakes the lease writer; null while none runs
     std::atomic<std::int32_t> writer_busy;     // the pid of the process writing the lease; 0: none

@@ -82,10 +82,11 @@ void lease_redo(XLogReaderState* record) {
     }
     // A standby's primary's adoption (its promotion continues it), or this
     // server's own in crash recovery: the fence on that worker id lifted. Own
-    // means the lease files loaded at this start did not fence it (the
-    // adoption wrote them, or a standby's replay of it did): a copy whose
-    // files fence its source's worker id, restarted before its first replay
-    // ended, never takes its source's adoption for its own.
+    // means the fence decided at this start (the lease files', a copy's, a
+    // move's) did not hold it (the adoption wrote the files, or a standby's
+    // replay of it did): a copy or a block clone under another host name, or
+    // a copy restarted before its first replay ended, whose fence holds its
+    // source's worker id, never takes its source's adoption for its own.
     bool lifted = false;
     const std::uint32_t adopted = lease.worker_id;
     if (kind == kAdoptRecord && !registry_mode() && adopted <= kMaxAnyWorker && is_fenced(generator, adopted) &&

@@ -47,8 +47,6 @@ bool load_lease(SharedState& state, Lease& lease) {
         fence(state.generator, lease.fenced[i], true);
     for (std::uint32_t i = 0; fence_file == LeaseFile::Ok && !registry_mode() && i < kept.fenced_count; ++i)
         fence(state.generator, kept.fenced[i], true);
-    for (std::size_t i = 0; i < std::size(state.loaded_fence); ++i)
-        state.loaded_fence[i] = state.generator.fenced[i].load();
     const Writer writer = exists ? writer_of(lease) : Writer::Here;
     state.lease_elsewhere = writer != Writer::Here;
     state.moved_worker = kNoWorker;
@@ -72,6 +70,8 @@ void decide_at_start(SharedState& state) {
     Lease lease{};
     const bool exists = load_lease(state, lease);
     fence_if_copy(state, lease, exists);
+    for (std::size_t i = 0; i < std::size(state.loaded_fence); ++i)
+        state.loaded_fence[i] = state.generator.fenced[i].load();
     // under a registry, the worker id last held is the one to ask for again
     if (exists && registry_mode()) state.registry.previous = lease.worker_id;
 }

@@ -117,7 +117,7 @@ byte pen[DMAX];
  * while the worker id in effect is that one) */
 byte mvw[DMAX], mvid[DMAX];
 bit  mvt[DMAX];
-byte ldf[DMAX];                /* F16: the fence the lease files held at this start (loaded_fence) */
+byte ldf[DMAX];                /* F16: the fence decided at this start (loaded_fence) */
 
 /* ---- ghosts ---- */
 byte issued[W + 1];         /* directories that issued under each worker id */
@@ -273,7 +273,6 @@ inline start(d) {
     :: else
     fi;
 #endif
-    ldf[d] = fen[d];
 #ifndef NO_F2
     elsewhere[d] = L_ex && L_id != idn[d];      /* written_here (F2) */
 #endif
@@ -344,6 +343,7 @@ inline start(d) {
         fi
     :: else
     fi;
+    ldf[d] = fen[d];    /* the fence decided at this start (loaded_fence) */
     /* recovery: from a backup, the archive, as a standby, or after a crash */
     inrec[d] = bl[d] || rs[d] || ss[d] || wrw[d] != 0 || wrf[d] != 0;
     if
@@ -377,7 +377,7 @@ inline redo(d, rw, rf, rl, ra) {
         fen[d] = fen[d] | IDS(rf);
 #ifndef NO_F16
         /* but for an adoption (F16): on a standby its primary's, in crash
-         * recovery its own, where the files loaded did not fence it */
+         * recovery its own, where the fence decided at this start did not hold it */
         if
         :: ss[d] -> hl = IDS(ra)
         :: else -> hl = IDS(ra) & ~ldf[d]

@@ -12,7 +12,7 @@
         start(d); ghost() }
     :: atomic { on[d] && inrec[d] && !replayed[d] && (wrw[d] != 0 || wrf[d] != 0) -> printf("ACT replay own WAL %d\n", d);
         /* crash recovery, or a restore's replay of its WAL */
-        redo(d, wrw[d], wrf[d], wlast[d], wad[d]); replayed[d] = 1; ghost() }
+        redo(d, wrw[d], wrf[d], wlast[d]); replayed[d] = 1; ghost() }
     :: atomic { on[d] && inrec[d] && !LIVE_STANDBY(d) && (replayed[d] || (wrw[d] == 0 && wrf[d] == 0)) -> printf("ACT end of recovery %d\n", d);
         /* the end of recovery: backup_label renamed, signal files removed, a checkpoint */
         promote(d); ghost() }
@@ -21,13 +21,7 @@
          * worker id written into the standby's lease (F15) */
         hs = up[d];
         pen[d] = pen[hs];
-        /* its adoptions, past every record that fences them: those it does not fence now (F16) */
-        ha = adl[hs] & ~fen[hs];
-        if
-        :: !blocked[d] && !restore[d] -> adopted[d] = adopted[d] | ha
-        :: else
-        fi;
-        redo(d, BIT(weff[hs]), fen[hs], weff[hs], ha); ghost() }
+        redo(d, BIT(weff[hs]), fen[hs], weff[hs]); ghost() }
     :: atomic { on[d] && !inrec[d] && !blocked[d] && weff[d] != 0 && (FENCE_CHECK(d)) &&
                 (issued[weff[d]] & BIT(d)) == 0 -> printf("ACT issue %d\n", d);
         /* an id issued (reserve), the lease extended first (write_lease_once) */
@@ -35,7 +29,7 @@
         issue(d); ghost() }
     :: atomic { on[d] && !inrec[d] && (wrw[d] != 0 || wrf[d] != 0) && CKPT_OK(d) -> printf("ACT checkpoint %d\n", d);
         /* a checkpoint */
-        wrw[d] = 0; wrf[d] = 0; wad[d] = 0; ghost() }
+        wrw[d] = 0; wrf[d] = 0; ghost() }
     :: atomic { on[d] && CKPT_OK(d) && STOP_OK(d) -> printf("ACT clean stop %d\n", d);
         /* a clean shutdown: the lease shrinks (shrink_lease_at_shutdown), a checkpoint */
         if
@@ -43,7 +37,7 @@
         :: else
         fi;
         if
-        :: !inrec[d] -> wrw[d] = 0; wrf[d] = 0; wad[d] = 0
+        :: !inrec[d] -> wrw[d] = 0; wrf[d] = 0
         :: else
         fi;
         on[d] = 0; ghost() }
@@ -78,14 +72,9 @@
     :: atomic { on[d] && !inrec[d] && !blocked[d] && weff[d] != 0 && (fen[d] & BIT(weff[d])) != 0 &&
                 FREE(d, weff[d]) -> printf("ACT adopt_worker_id %d\n", d);
         /* snowflake_adopt_worker_id(), the source gone for good */
-        fen[d] = fen[d] & ~BIT(weff[d]); decided[d] = decided[d] & ~BIT(weff[d]); adopted[d] = adopted[d] | BIT(weff[d]);
+        fen[d] = fen[d] & ~BIT(weff[d]); decided[d] = decided[d] & ~BIT(weff[d]);
         mvw[d] = 0; mvt[d] = 0;     /* adopted under this host name: the move ends (F13) */
-        write_lease(d, weff[d]); write_fence(d, weff[d]);
-#ifndef NO_F16
-        /* its WAL record (log_adoption, F16) */
-        log_lease(d); wad[d] = wad[d] | BIT(weff[d]); adl[d] = adl[d] | BIT(weff[d]);
-#endif
-        ghost() }
+        write_lease(d, weff[d]); write_fence(d, weff[d]); ghost() }
 #ifdef RO_RESTART
     :: atomic { d == 0 && nro < 1 && ex[d] && !on[d] && !demoted[d] && cpd != d && !ss[d] -> printf("ACT standby.signal, nothing to follow %d\n", d);
         /* the first directory started read-only with nothing to follow (an HA
@@ -146,8 +135,8 @@
         /* pg_rewind of the old primary from the new one */
         hs = succ[d];
         copy_lease_files(hs, d); conf[d] = conf[hs]; guc[d] = conf[hs];
-        wrw[d] = BIT(weff[hs]) | BIT(pen[hs]); wrf[d] = fen[hs]; wlast[d] = weff[hs]; wad[d] = 0; adl[d] = 0;
-        bl[d] = 1; rs[d] = 0; tgt[d] = 0; demoted[d] = 0; decided[d] = 0; adopted[d] = 0;
+        wrw[d] = BIT(weff[hs]) | BIT(pen[hs]); wrf[d] = fen[hs]; wlast[d] = weff[hs];
+        bl[d] = 1; rs[d] = 0; tgt[d] = 0; demoted[d] = 0; decided[d] = 0;
         if
         :: ss[d] = 1; up[d] = hs      /* then a standby of the new primary */
         :: ss[d] = 0; up[d] = NONE
@@ -160,7 +149,7 @@
         ht = ncop + 1;
         copy_lease_files(d, ht); conf[ht] = conf[d]; guc[ht] = conf[d];
         idn[ht] = IDENT(HOST(idn[d]), REST(idn[d]) / 16, ht, ht);
-        wrw[ht] = 0; wrf[ht] = 0; wlast[ht] = 0; wad[ht] = 0;
+        wrw[ht] = 0; wrf[ht] = 0; wlast[ht] = 0;
         bl[ht] = 1; rs[ht] = 0; ss[ht] = 0; tgt[ht] = 0; up[ht] = NONE;
         if
         :: !inrec[d] -> wrw[ht] = BIT(weff[d]) | BIT(pen[d]); wrf[ht] = fen[d]; wlast[ht] = weff[d]  /* a lease record in the backup's WAL */

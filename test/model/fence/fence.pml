@@ -2,7 +2,7 @@
  * The clone fence of snowflake (src/pg/fence.cpp, startup.cpp, identity.cpp, lease_file.cpp, lease_wal.cpp,
  * lease_writer.cpp, module.cpp, src/core/generator.hpp), as SPIN checks it.
  * test/model/fence/RULES.md states the assumptions, the invariants and the
- * rules F1..F16; docs/development.md ("The fence's model") maps each action to its
+ * rules F1..F14; docs/development.md ("The fence's model") maps each action to its
  * functions.
  *
  * Data directories 0..D-1: directory 0 exists at the start (never started, no
@@ -11,8 +11,7 @@
  * (bit w), bit 0 unused.
  *
  * Compile-time switches:
- *   NO_F1 .. NO_F16   remove that rule (mutation; NO_F16 is 1.1's rule: an
- *                     adoption not in the WAL); NO_F13W: F13 but in the
+ *   NO_F1 .. NO_F14   remove that rule (mutation); NO_F13W: F13 but in the
  *                     lease's WAL record; NO_F14L: F14 taking a directory
  *                     without a lease for one with a lease of its own
  *   STRICT            the invariant holds for every pair of directories, also
@@ -92,8 +91,6 @@ byte src[DMAX];                /* the directory it was copied from */
 byte lf[DMAX], lw[DMAX], lfen[DMAX], lid[DMAX], lpen[DMAX];   /* pg_snowflake/lease: state, worker id, fence, writer, pending worker id */
 byte ff[DMAX], fw[DMAX], ffen[DMAX], fid[DMAX], fpen[DMAX];   /* pg_snowflake/fence */
 byte wrw[DMAX], wrf[DMAX], wlast[DMAX];        /* lease records past the last checkpoint: worker ids, fences, last worker id */
-byte wad[DMAX];                /* F16: worker ids adopted in records past the last checkpoint (after every record that fences them) */
-byte adl[DMAX];                /* F16: worker ids adopted in its WAL, past or not: a standby replays them */
 bit  bl[DMAX], rs[DMAX], ss[DMAX], tgt[DMAX];     /* backup_label (or pg_control's backup end), recovery.signal, standby.signal, a recovery target */
 byte up[DMAX];                 /* a standby's primary */
 byte conf[DMAX];               /* snowflake.worker_id in postgresql(.auto).conf */
@@ -117,18 +114,16 @@ byte pen[DMAX];
  * while the worker id in effect is that one) */
 byte mvw[DMAX], mvid[DMAX];
 bit  mvt[DMAX];
-byte ldf[DMAX];                /* F16: the fence decided at this start (loaded_fence) */
 
 /* ---- ghosts ---- */
 byte issued[W + 1];         /* directories that issued under each worker id */
 byte decided[DMAX];            /* the fence each directory decided */
-byte adopted[DMAX];            /* I3: worker ids it adopted, or replayed its primary's adoption of, since it was last decided a copy */
 byte same[DMAX];               /* directories the environment cannot tell from it */
 byte ncop, nren, ndmg, nfail, nmov, nro;
 byte cpd = NONE, cps, cpfirst;   /* a file copy of a running server in progress */
 
 /* scratch, 0 between actions */
-byte hi, he, ht, hs, hw, hm, ha, hl, L_ex, L_w, L_fen, L_id, L_pen, source, grew, sf, si;
+byte hi, he, ht, hs, hw, hm, L_ex, L_w, L_fen, L_id, L_pen, source, grew, sf, si;
 
 /* a standby that follows its source as the code tells it (standby_following):
  * standby.signal, no recovery target (F4), something to stream from
@@ -168,9 +163,6 @@ inline ghost() {
             /* I2: a fence decided is never cleared (but by adoption); a moved
              * directory's fence of this start only (F13) is not decided */
             assert((decided[hi] & ~fen[hi]) == 0);
-            /* I3: an adoption is kept, across crash recovery and a standby's
-             * promotion, until a fence is decided anew (a copy, a repair) */
-            assert(inrec[hi] || (fen[hi] & adopted[hi]) == 0);
             if
             :: mvt[hi] -> decided[hi] = decided[hi] | (fen[hi] & ~BIT(mvw[hi]))
             :: else -> decided[hi] = decided[hi] | fen[hi]
@@ -188,7 +180,7 @@ inline ghost() {
         hi++
     :: else -> break
     od;
-    hi = 0; he = 0; ht = 0; hs = 0; hw = 0; hm = 0; ha = 0; hl = 0; L_ex = 0; L_w = 0; L_fen = 0; L_id = 0; L_pen = 0; source = 0; grew = 0; sf = 0; si = 0
+    hi = 0; he = 0; ht = 0; hs = 0; hw = 0; hm = 0; L_ex = 0; L_w = 0; L_fen = 0; L_id = 0; L_pen = 0; source = 0; grew = 0; sf = 0; si = 0
 }
 
 /* the lease's identity and fence as stamp() (lease_file.cpp) writes them:
@@ -287,7 +279,7 @@ inline start(d) {
     if
     :: !blocked[d] && (restore[d] || (L_ex && elsewhere[d] && !FOLLOWING(d))) ->
         /* fence_copy: the source's worker id (F5: the configured one without a lease's) */
-        source = 0; adopted[d] = 0;
+        source = 0;
         if
         :: L_ex -> source = L_w
         :: else
@@ -343,7 +335,6 @@ inline start(d) {
         fi
     :: else
     fi;
-    ldf[d] = fen[d];    /* the fence decided at this start (loaded_fence) */
     /* recovery: from a backup, the archive, as a standby, or after a crash */
     inrec[d] = bl[d] || rs[d] || ss[d] || wrw[d] != 0 || wrf[d] != 0;
     if
@@ -352,9 +343,8 @@ inline start(d) {
     fi
 }
 
-/* lease_redo (lease_wal.cpp), records with worker ids rw, fences rf, last
- * worker id rl, and adoptions ra after every record that fences them */
-inline redo(d, rw, rf, rl, ra) {
+/* lease_redo (lease_wal.cpp), records with worker ids rw, fences rf, last worker id rl */
+inline redo(d, rw, rf, rl) {
     if
     :: blocked[d] -> skip           /* the lease units only: no fence */
     :: !blocked[d] && restore[d] ->
@@ -373,18 +363,8 @@ inline redo(d, rw, rf, rl, ra) {
         fi
     :: !blocked[d] && !restore[d] ->
         /* a standby, or crash recovery of this directory: the fence held is kept */
-        hm = fen[d];
+        grew = (IDS(rf) & ~fen[d]) != 0;
         fen[d] = fen[d] | IDS(rf);
-#ifndef NO_F16
-        /* but for an adoption (F16): on a standby its primary's, in crash
-         * recovery its own, where the fence decided at this start did not hold it */
-        if
-        :: ss[d] -> hl = IDS(ra)
-        :: else -> hl = IDS(ra) & ~ldf[d]
-        fi;
-        fen[d] = fen[d] & ~hl; decided[d] = decided[d] & ~hl;   /* (I2: lifted by an adoption) */
-#endif
-        grew = fen[d] != hm;
         /* the worker id written: the record's, or a move's of this start, so
          * that the move goes on (its pending worker id taken: F15M) */
         hw = rl;
@@ -417,7 +397,6 @@ inline mark_same(a, b) {
 
 /* repair_lease (lease_file.cpp): a damaged lease cannot say whose it was (F11) */
 inline repair(d) {
-    adopted[d] = 0;
 #ifndef NO_F11
     if
     :: weff[d] != 0 -> fen[d] = fen[d] | BIT(weff[d])
@@ -437,7 +416,7 @@ inline repair(d) {
 
 /* the end of a standby's recovery at its promotion */
 inline promote(d) {
-    ss[d] = 0; tgt[d] = 0; rs[d] = 0; bl[d] = 0; wrw[d] = 0; wrf[d] = 0; wad[d] = 0; inrec[d] = 0;
+    ss[d] = 0; tgt[d] = 0; rs[d] = 0; bl[d] = 0; wrw[d] = 0; wrf[d] = 0; inrec[d] = 0;
     writer_starts(d)
 }
 
@@ -469,7 +448,7 @@ inline copy_lease_files(hs, ht) {
     ff[ht] = ff[hs]; fw[ht] = fw[hs]; ffen[ht] = ffen[hs]; fid[ht] = fid[hs]; fpen[ht] = fpen[hs]
 }
 inline copy_wal_conf(hs, ht) {
-    wrw[ht] = wrw[hs]; wrf[ht] = wrf[hs]; wlast[ht] = wlast[hs]; wad[ht] = wad[hs];
+    wrw[ht] = wrw[hs]; wrf[ht] = wrf[hs]; wlast[ht] = wlast[hs];
     conf[ht] = conf[hs]; guc[ht] = conf[hs]
 }
 inline copy_signals(hs, ht) {
@@ -477,7 +456,7 @@ inline copy_signals(hs, ht) {
 }
 inline new_directory(hs, ht) {
     ex[ht] = 1; src[ht] = hs; ncop++;
-    demoted[ht] = 0; succ[ht] = NONE; same[ht] = 0; decided[ht] = 0; adopted[ht] = 0; adl[ht] = 0
+    demoted[ht] = 0; succ[ht] = NONE; same[ht] = 0; decided[ht] = 0
 }
 inline finish_running_copy() {
     bl[ht] = 0; rs[ht] = 0; ss[ht] = 0; tgt[ht] = 0; up[ht] = NONE;

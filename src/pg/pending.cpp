@@ -52,11 +52,12 @@ bool worker_in_files(bool with_auto, std::uint32_t& worker) {
     return ok;
 }
 
-// Whether this server records a pending worker id: a primary whose worker id
-// comes from snowflake.worker_id, generating (a standby writes no WAL; it
-// takes its settings' worker id at its promotion).
+// Whether this server records a pending worker id: a primary, generating (a
+// standby writes no WAL; it takes its settings' worker id at its promotion).
+// Also under a registry: a snowflake.worker_id the files name there is the
+// source switched, taken at the next start (F16).
 bool records(const SharedState& state) {
-    return !registry_mode() && state.blocked == Blocked::No && !RecoveryInProgress();
+    return state.blocked == Blocked::No && !RecoveryInProgress();
 }
 
 // Records `files`, the worker id the settings' files name, as pending when
@@ -70,7 +71,13 @@ bool record_pending(SharedState& state, std::uint32_t files) {
     if (!rewrite_lease_pending(state, pending)) return false;
     char in_effect_text[16] = "none";  // (not palloc'd: the lease writer's memory lives as long as it)
     if (in_effect != kNoWorker) snprintf(in_effect_text, sizeof in_effect_text, "%u", in_effect);
-    if (pending != kNoWorker)
+    if (pending != kNoWorker && registry_mode())
+        ereport(LOG, (errmsg("snowflake: worker id %u waits for a restart of the server, whose settings name it "
+                             "in place of the registry", pending),
+                      errdetail("Worker id %s, granted by the registry, is in effect until then. A copy of this data "
+                                "directory taken before the restart refuses worker id %u, as it refuses the one in "
+                                "effect.", in_effect_text, pending)));
+    else if (pending != kNoWorker)
         ereport(LOG, (errmsg("snowflake: worker id %u waits for a reload of the settings, which name it", pending),
                       errdetail("Worker id %s is in effect until then. A copy of this data directory taken "
                                 "before the reload refuses worker id %u, as it refuses the one in effect.",

@@ -46,20 +46,20 @@
         on[d] = 0; ghost() }
 
 /* ---- the operator ---- */
-    :: atomic { ex[d] && nren < NREN && cpd != d && RELOAD_OK(d) && conf[d] != 1 && FREE(d, 1) -> printf("ACT renumber to 1 %d\n", d); conf[d] = 1; nren++; ghost() }
-    :: atomic { ex[d] && nren < NREN && cpd != d && RELOAD_OK(d) && conf[d] != 2 && FREE(d, 2) -> printf("ACT renumber to 2 %d\n", d); conf[d] = 2; nren++; ghost() }
-    :: atomic { on[d] && wst[d] && !blocked[d] && nren < NREN && cpd != d && RELOAD_OK(d) && conf[d] != 1 && FREE(d, 1) -> printf("ACT ALTER SYSTEM to 1 %d\n", d);
+    :: atomic { ex[d] && !REG(d) && nren < NREN && cpd != d && RELOAD_OK(d) && conf[d] != 1 && FREE(d, 1) -> printf("ACT renumber to 1 %d\n", d); conf[d] = 1; nren++; ghost() }
+    :: atomic { ex[d] && !REG(d) && nren < NREN && cpd != d && RELOAD_OK(d) && conf[d] != 2 && FREE(d, 2) -> printf("ACT renumber to 2 %d\n", d); conf[d] = 2; nren++; ghost() }
+    :: atomic { on[d] && wst[d] && !blocked[d] && !GREG(d) && !REG(d) && nren < NREN && cpd != d && RELOAD_OK(d) && conf[d] != 1 && FREE(d, 1) -> printf("ACT ALTER SYSTEM to 1 %d\n", d);
         /* ALTER SYSTEM: the pending worker id recorded before the file is written (F15) */
         conf[d] = 1; nren++; pen[d] = 1; write_lease(d, weff[d]); write_fence(d, weff[d]); log_lease(d); ghost() }
-    :: atomic { on[d] && wst[d] && !blocked[d] && nren < NREN && cpd != d && RELOAD_OK(d) && conf[d] != 2 && FREE(d, 2) -> printf("ACT ALTER SYSTEM to 2 %d\n", d);
+    :: atomic { on[d] && wst[d] && !blocked[d] && !GREG(d) && !REG(d) && nren < NREN && cpd != d && RELOAD_OK(d) && conf[d] != 2 && FREE(d, 2) -> printf("ACT ALTER SYSTEM to 2 %d\n", d);
         conf[d] = 2; nren++; pen[d] = 2; write_lease(d, weff[d]); write_fence(d, weff[d]); log_lease(d); ghost() }
-    :: atomic { on[d] && wst[d] && !blocked[d] && conf[d] != guc[d] && pen[d] != conf[d] -> printf("ACT lease writer polls the settings %d\n", d);
+    :: atomic { on[d] && wst[d] && !blocked[d] && POLLS(d) && conf[d] != guc[d] && pen[d] != conf[d] -> printf("ACT lease writer polls the settings %d\n", d);
         /* a hand edit seen at the lease writer's poll (F15) */
         pen[d] = conf[d]; write_lease(d, weff[d]); write_fence(d, weff[d]); log_lease(d); ghost() }
-    :: atomic { on[d] && wst[d] && !blocked[d] && conf[d] == guc[d] && pen[d] != 0 -> printf("ACT lease writer polls the settings, change undone %d\n", d);
+    :: atomic { on[d] && wst[d] && !blocked[d] && POLLS(d) && conf[d] == guc[d] && pen[d] != 0 -> printf("ACT lease writer polls the settings, change undone %d\n", d);
         /* the files name the worker id in effect again: nothing pending (F15) */
         pen[d] = 0; write_lease(d, weff[d]); write_fence(d, weff[d]); log_lease(d); ghost() }
-    :: atomic { on[d] && guc[d] != conf[d] && RELOAD_OK(d) -> printf("ACT reload %d\n", d);
+    :: atomic { on[d] && !GREG(d) && guc[d] != conf[d] && RELOAD_OK(d) -> printf("ACT reload %d\n", d);
         /* a reload; the lease writer applies the worker id (apply_worker_id) */
         guc[d] = conf[d]; pen[d] = 0;
         if
@@ -104,6 +104,24 @@
         /* a copy's lease file removed */
         lf[d] = MISSING; ndmg++; ghost() }
 
+#ifdef SWITCH
+/* ---- the worker id's source switched (F16) ---- */
+    :: atomic { ex[d] && !reg[d] && nsw < 2 && cpd != d && RELOAD_OK(d) -> printf("ACT files switched to the registry %d\n", d);
+        /* snowflake.registry set, snowflake.worker_id removed: the registry at the next start */
+        reg[d] = 1; conf[d] = 0; nsw++; ghost() }
+    :: atomic { ex[d] && reg[d] && nsw < 2 && cpd != d && RELOAD_OK(d) && FREE(d, 1) -> printf("ACT files switched to worker id 1 %d\n", d);
+        /* snowflake.registry removed, snowflake.worker_id set: at the next start */
+        reg[d] = 0; conf[d] = 1; nsw++; ghost() }
+    :: atomic { ex[d] && reg[d] && nsw < 2 && cpd != d && RELOAD_OK(d) && FREE(d, 2) -> printf("ACT files switched to worker id 2 %d\n", d);
+        reg[d] = 0; conf[d] = 2; nsw++; ghost() }
+    :: atomic { on[d] && !inrec[d] && greg[d] && wst[d] && weff[d] == 0 && FREE(d, 1) -> printf("ACT registry grants 1 %d\n", d);
+        /* a claim: the registry's grant (A3: no other directory configured, issued
+         * or holds it), written into the lease and the fence's copy (record_grant) */
+        weff[d] = 1; record_worker_id(d); ghost() }
+    :: atomic { on[d] && !inrec[d] && greg[d] && wst[d] && weff[d] == 0 && FREE(d, 2) -> printf("ACT registry grants 2 %d\n", d);
+        weff[d] = 2; record_worker_id(d); ghost() }
+#endif
+
 /* ---- promotion, pg_rewind ---- */
     :: atomic { on[d] && inrec[d] && LIVE_STANDBY(d) && up[d] == NONE -> printf("ACT promote, nothing streamed %d\n", d);
         /* a standby with nothing to stream from (no primary_conninfo, no
@@ -134,7 +152,7 @@
     :: atomic { ex[d] && !on[d] && demoted[d] && on[succ[d]] && !inrec[succ[d]] && REWIND_SETTLED(succ[d]) -> printf("ACT pg_rewind from successor %d\n", d);
         /* pg_rewind of the old primary from the new one */
         hs = succ[d];
-        copy_lease_files(hs, d); conf[d] = conf[hs]; guc[d] = conf[hs];
+        copy_lease_files(hs, d); conf[d] = conf[hs]; guc[d] = conf[hs]; COPY_REG(hs, d)
         wrw[d] = BIT(weff[hs]) | BIT(pen[hs]); wrf[d] = fen[hs]; wlast[d] = weff[hs];
         bl[d] = 1; rs[d] = 0; tgt[d] = 0; demoted[d] = 0; decided[d] = 0;
         if

@@ -50,6 +50,13 @@
  *                     snowflake.host_name set to the name its lease records
  *                     (F13; the block clone on a host of another name, in
  *                     every run, takes F13's other path)
+ *   SWITCH            the worker id's source switched in the settings' files
+ *                     (snowflake.registry <-> snowflake.worker_id, either
+ *                     way), taking effect at the next start: a registry
+ *                     grants a worker id no other directory configured or
+ *                     issued under (A3), and no fence applies under it
+ *   NO_F16            (mutation, with SWITCH) the hand-set worker id the files
+ *                     name under a registry is not recorded as pending
  */
 
 #ifndef D
@@ -114,6 +121,21 @@ byte pen[DMAX];
  * while the worker id in effect is that one) */
 byte mvw[DMAX], mvid[DMAX];
 bit  mvt[DMAX];
+
+/* the worker id's source (SWITCH): the settings' files name snowflake.registry
+ * (then snowflake.worker_id is unset: conf 0), and the running server's, which
+ * a start loads (a postmaster setting) */
+#ifdef SWITCH
+bit  reg[DMAX], greg[DMAX];
+byte nsw;
+#define REG(d) reg[d]
+#define GREG(d) greg[d]
+#define COPY_REG(hs, ht) reg[ht] = reg[hs];
+#else
+#define REG(d) 0
+#define GREG(d) 0
+#define COPY_REG(hs, ht)
+#endif
 
 /* ---- ghosts ---- */
 byte issued[W + 1];         /* directories that issued under each worker id */
@@ -241,6 +263,16 @@ inline writer_starts(d) {
 
 /* load_lease (startup.cpp) then fence_if_copy (fence.cpp) */
 inline start(d) {
+#ifdef SWITCH
+    /* under a registry no fence applies (load_lease, fence_if_copy): the
+     * fence decided before is left with the files' source (a grant is never
+     * one another directory configured or issued under: A3) */
+    greg[d] = reg[d];
+    if
+    :: greg[d] -> decided[d] = 0
+    :: else
+    fi;
+#endif
     on[d] = 1; wst[d] = 0; issrun[d] = 0; replayed[d] = 0;
     blocked[d] = 0; restore[d] = 0; elsewhere[d] = 0; fen[d] = 0; lwid[d] = 0;
     mvw[d] = 0; mvid[d] = 0; mvt[d] = 0; pen[d] = 0;
@@ -255,6 +287,20 @@ inline start(d) {
 #endif
     :: else
     fi;
+#ifdef SWITCH
+    /* (under a registry no fence is loaded) */
+    if
+    :: L_ex && !greg[d] -> fen[d] = fen[d] | L_fen; lwid[d] = L_w
+    :: L_ex && greg[d] -> lwid[d] = L_w
+    :: else
+    fi;
+#ifndef NO_F10
+    if
+    :: ff[d] == OK && !greg[d] -> fen[d] = fen[d] | ffen[d]
+    :: else
+    fi;
+#endif
+#else
     if
     :: L_ex -> fen[d] = fen[d] | L_fen; lwid[d] = L_w
     :: else
@@ -265,6 +311,7 @@ inline start(d) {
     :: else
     fi;
 #endif
+#endif
 #ifndef NO_F2
     elsewhere[d] = L_ex && L_id != idn[d];      /* written_here (F2) */
 #endif
@@ -274,10 +321,10 @@ inline start(d) {
 #endif
     /* fence_if_copy: restores() (F3), streaming_standby() (F4) */
 #ifndef NO_F3
-    restore[d] = !STREAMING(d) && (bl[d] || rs[d] || ss[d]);
+    restore[d] = !GREG(d) && !STREAMING(d) && (bl[d] || rs[d] || ss[d]);
 #endif
     if
-    :: !blocked[d] && (restore[d] || (L_ex && elsewhere[d] && !FOLLOWING(d))) ->
+    :: !blocked[d] && !GREG(d) && (restore[d] || (L_ex && elsewhere[d] && !FOLLOWING(d))) ->
         /* fence_copy: the source's worker id (F5: the configured one without a lease's) */
         source = 0;
         if
@@ -362,9 +409,17 @@ inline redo(d, rw, rf, rl) {
         :: !grew -> skip                                   /* it did not */
         fi
     :: !blocked[d] && !restore[d] ->
-        /* a standby, or crash recovery of this directory: the fence held is kept */
+        /* a standby, or crash recovery of this directory: the fence held is kept
+         * (under a registry none applies) */
+#ifdef SWITCH
+        if
+        :: !greg[d] -> grew = (IDS(rf) & ~fen[d]) != 0; fen[d] = fen[d] | IDS(rf)
+        :: else
+        fi;
+#else
         grew = (IDS(rf) & ~fen[d]) != 0;
         fen[d] = fen[d] | IDS(rf);
+#endif
         /* the worker id written: the record's, or a move's of this start, so
          * that the move goes on (its pending worker id taken: F15M) */
         hw = rl;
@@ -395,7 +450,7 @@ inline mark_same(a, b) {
 #define FENCE_CHECK(d) ((fen[d] & BIT(weff[d])) == 0)
 #endif
 
-/* repair_lease (lease_file.cpp): a damaged lease cannot say whose it was (F11) */
+/* repair_lease (repair.cpp): a damaged lease cannot say whose it was (F11) */
 inline repair(d) {
 #ifndef NO_F11
     if
@@ -455,6 +510,7 @@ inline copy_signals(hs, ht) {
     bl[ht] = bl[hs]; rs[ht] = rs[hs]; ss[ht] = ss[hs]; tgt[ht] = tgt[hs]; up[ht] = up[hs]
 }
 inline new_directory(hs, ht) {
+    COPY_REG(hs, ht)
     ex[ht] = 1; src[ht] = hs; ncop++;
     demoted[ht] = 0; succ[ht] = NONE; same[ht] = 0; decided[ht] = 0
 }
@@ -475,7 +531,14 @@ inline finish_running_copy() {
 
 /* the operator's choice of a worker id no other node uses (nor used) */
 #define CLASH(d, he, nw) ((he) != (d) && ((ex[he] && (conf[he] == (nw) || guc[he] == (nw))) || (issued[nw] & BIT(he)) != 0))
+#ifdef SWITCH
+/* (nor holds from a registry) */
+#define HELD(d, he, nw) ((he) != (d) && on[he] && weff[he] == (nw))
+#define FREE(d, nw) (!CLASH(d, 0, nw) && !CLASH(d, 1, nw) && !CLASH(d, 2, nw) && \
+                     !HELD(d, 0, nw) && !HELD(d, 1, nw) && !HELD(d, 2, nw))
+#else
 #define FREE(d, nw) (!CLASH(d, 0, nw) && !CLASH(d, 1, nw) && !CLASH(d, 2, nw))
+#endif
 /* the promoted successor of an old primary */
 #define IS_SUCC(d) ((demoted[0] && succ[0] == (d)) || (demoted[1] && succ[1] == (d)) || (demoted[2] && succ[2] == (d)))
 
@@ -538,14 +601,28 @@ inline finish_running_copy() {
 #undef FILES_W
 #define FILES_W(s) 0
 #endif
+/* the lease writer's poll of the settings' files: also under a registry,
+ * where the hand-set worker id the files name waits for a restart (F16) */
+#ifdef NO_F16
+#define POLLS(d) (!GREG(d))
+#else
+#define POLLS(d) 1
+#endif
 /* a worker-id change waiting for its reload, known to the running server
  * (F15: ALTER SYSTEM, or a hand edit the lease writer has polled) and
  * written into its lease and records: a copy may be taken */
 #define PENDING_KNOWN(hs) (on[hs] && wst[hs] && conf[hs] != guc[hs] && pen[hs] == conf[hs] && (lf[hs] != OK || lpen[hs] == conf[hs]) && (ff[hs] != OK || fpen[hs] == conf[hs]))
+/* (mutation NO_F16) under a registry the lease writer's poll records
+ * nothing: a copy taken once it polled (A4) is taken with nothing recorded */
+#ifdef NO_F16
+#define SWITCH_UNRECORDED(hs) (on[hs] && wst[hs] && GREG(hs) && conf[hs] != guc[hs])
+#else
+#define SWITCH_UNRECORDED(hs) 0
+#endif
 #ifdef KNOWN_47
 #define BACKUP_SETTLED(hs) 1
 #else
-#define BACKUP_SETTLED(hs) (SETTLED(hs) || PENDING_KNOWN(hs))
+#define BACKUP_SETTLED(hs) (SETTLED(hs) || PENDING_KNOWN(hs) || SWITCH_UNRECORDED(hs))
 #endif
 #ifdef KNOWN_47_REWIND
 #define REWIND_SETTLED(hs) 1

@@ -105,14 +105,14 @@
         lf[d] = MISSING; ndmg++; ghost() }
 
 #ifdef SWITCH
-/* ---- the worker id's source switched (F16) ---- */
-    :: atomic { ex[d] && !reg[d] && nsw < 2 && cpd != d && RELOAD_OK(d) -> printf("ACT files switched to the registry %d\n", d);
+/* ---- the worker id's source switched (F16): the first directory's, twice at most ---- */
+    :: atomic { d == 0 && ex[d] && !reg[d] && nsw < 2 && cpd != d && RELOAD_OK(d) -> printf("ACT files switched to the registry %d\n", d);
         /* snowflake.registry set, snowflake.worker_id removed: the registry at the next start */
         reg[d] = 1; conf[d] = 0; nsw++; ghost() }
-    :: atomic { ex[d] && reg[d] && nsw < 2 && cpd != d && RELOAD_OK(d) && FREE(d, 1) -> printf("ACT files switched to worker id 1 %d\n", d);
+    :: atomic { d == 0 && ex[d] && reg[d] && nsw < 2 && cpd != d && RELOAD_OK(d) && FREE(d, 1) -> printf("ACT files switched to worker id 1 %d\n", d);
         /* snowflake.registry removed, snowflake.worker_id set: at the next start */
         reg[d] = 0; conf[d] = 1; nsw++; ghost() }
-    :: atomic { ex[d] && reg[d] && nsw < 2 && cpd != d && RELOAD_OK(d) && FREE(d, 2) -> printf("ACT files switched to worker id 2 %d\n", d);
+    :: atomic { d == 0 && ex[d] && reg[d] && nsw < 2 && cpd != d && RELOAD_OK(d) && FREE(d, 2) -> printf("ACT files switched to worker id 2 %d\n", d);
         reg[d] = 0; conf[d] = 2; nsw++; ghost() }
     :: atomic { on[d] && !inrec[d] && greg[d] && wst[d] && weff[d] == 0 && FREE(d, 1) -> printf("ACT registry grants 1 %d\n", d);
         /* a claim: the registry's grant (A3: no other directory configured, issued

@@ -4,7 +4,7 @@ MODULE_big = snowflake
 # every install and upgrade script (a released one is never edited: docs/development.md)
 DATA = $(wildcard sql/snowflake--*.sql)
 CORE_OBJS = src/core/text.o src/core/codec.o src/core/layout_names.o src/core/ff1.o src/core/keyfile.o
-OBJS = $(CORE_OBJS) src/pg/boundary.o src/pg/datadir.o src/pg/settings.o src/pg/module.o src/pg/identity.o src/pg/lease_file.o src/pg/upgrade.o src/pg/startup.o src/pg/lease_wal.o src/pg/lease_write.o src/pg/lease_writer.o src/pg/pending.o src/pg/fence.o src/pg/adopt.o src/pg/generate.o src/pg/type.o src/pg/ids.o src/pg/estimate.o src/pg/family.o src/pg/errors.o src/pg/public.o src/pg/registry.o src/pg/registry_release.o src/pg/registry_client.o src/pg/registry_settings.o src/pg/registry_sql.o
+OBJS = $(CORE_OBJS) src/pg/boundary.o src/pg/datadir.o src/pg/settings.o src/pg/module.o src/pg/identity.o src/pg/lease_file.o src/pg/upgrade.o src/pg/startup.o src/pg/lease_wal.o src/pg/lease_write.o src/pg/lease_writer.o src/pg/pending.o src/pg/fence.o src/pg/adopt.o src/pg/repair.o src/pg/generate.o src/pg/type.o src/pg/ids.o src/pg/estimate.o src/pg/family.o src/pg/errors.o src/pg/public.o src/pg/registry.o src/pg/registry_release.o src/pg/registry_client.o src/pg/registry_settings.o src/pg/registry_sql.o
 # appended to, so that `make PG_CXXFLAGS=...` keeps C++20
 override PG_CXXFLAGS += -std=c++20 -Wno-register -Wno-missing-field-initializers
 # OpenSSL's AES for public ids (FF1), as pgcrypto uses it

@@ -72,13 +72,12 @@ enum class Blocked : std::uint32_t {
 //                                         writer (a worker id applied) or the registry worker
 //   generator.fenced                      start-up, redo, repair_lease, adopt (atomic bits)
 //   generator.lease_units                the writer (a write published once durable, never
-//                                         lowered; adopt_worker_id holds the writer's place too),
-//                                         redo, and repair_lease (a backend, only while `blocked`,
-//                                         when no writer writes)
-//   epoch_unix_ms, layout, lease_worker_id, moved_fence, moved_from, pending_lock,
+//                                         lowered; adopt_worker_id and repair_lease hold the
+//                                         writer's place too), redo
+//   epoch_unix_ms, layout, lease_worker_id, moved_fence, moved_from,
 //   loaded_fence, registry.previous       start-up only
 //   lease_epoch_unix_ms, lease_layout     start-up; redo (a record under another epoch or
-//                                         layout); repair_lease (a backend). Plain fields:
+//                                         layout); repair_lease (holding the writer's place). Plain fields:
 //                                         read only once `blocked` says they changed
 //   blocked                               start-up; redo (EpochChanged, LayoutChanged);
 //                                         repair_lease (back to No). Atomic stores
@@ -89,7 +88,11 @@ enum class Blocked : std::uint32_t {
 //   moved_worker                          start-up (fence_moved); as_written (the writer, redo)
 //                                         and adopt_worker_id end a move: kNoWorker
 //   pending_worker                        the ALTER SYSTEM hook and the lease writer's poll,
-//                                         holding pending_lock (pending.cpp); redo (exchange)
+//                                         holding settings_busy and the writer's place
+//                                         (pending.cpp); redo (exchange)
+//   settings_busy                         CAS from 0 to the pid of the process recording a change
+//                                         of the settings' files (pending.cpp); back to 0 by it, or
+//                                         at its exit (before_shmem_exit)
 //   writer_busy                           CAS from 0 to the writer's pid; back to 0 by it, or
 //                                         at its exit (before_shmem_exit)
 //   lease_failures                        the writer (fetch_add); backends compare it
@@ -120,9 +123,15 @@ struct SharedState {
     bool moved_fence;
     // The worker id the settings' files name while another is in effect (a
     // reload pending: pending.hpp, F15), written into every lease; kNoWorker:
-    // none. Set holding pending_lock, then the lease rewritten.
+    // none. Set holding settings_busy and the writer's place, then the lease rewritten.
     std::atomic<std::uint32_t> pending_worker;
-    LWLock* pending_lock;
+    // The pid of the process recording a change of the settings' files (an
+    // ALTER SYSTEM from its record to postgresql.auto.conf written, or the
+    // lease writer's poll); 0: none. Not an LWLock: an ALTER SYSTEM waits for
+    // the lease to be written, which a stalled disk may hold for long, and
+    // cancel and statement_timeout end that wait.
+    std::atomic<std::int32_t> settings_busy;
+    ConditionVariable settings_free;  // broadcast when settings_busy goes back to 0
     Lease moved_from;  // the lease's identity: directory_host, directory_inode, host_name
     // The fence decided at start-up (bits, as generator.fenced: the lease
     // files', and a copy's or a move's): crash recovery replays an adoption

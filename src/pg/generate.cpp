@@ -5,6 +5,7 @@
 #include "lease_file.hpp"
 #include "lease_write.hpp"
 #include "registry.hpp"
+#include "repair.hpp"
 #include "upgrade.hpp"
 
 extern "C" {

@@ -26,13 +26,6 @@ Lease lease_of(const SharedState& state, std::uint64_t lease_units, std::uint64_
 // decoding forms that read the settings): true if so.
 bool lease_changed(SharedState& state, const Lease& lease);
 
-// A new lease where the lease file is damaged, or snowflake.epoch or
-// snowflake.layout was changed on purpose: ids continue after the clock plus
-// the lease span and max_lead, or after `above_unix_ms` if later; the fence is
-// kept, the old file moved aside (kDamagedLeasePath). Returns the new mark
-// (ms since 1970); ERROR when nothing is to repair.
-std::int64_t repair_lease(SharedState& state, std::int64_t above_unix_ms);
-
 // At the postmaster's exit (`code` 0: a clean shutdown), the lease shrinks to
 // the last id issued; returns the time every id issued is below (ms since
 // 1970; 0: none issued), or -1 when nothing is to be released.

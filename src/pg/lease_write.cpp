@@ -127,6 +127,14 @@ bool rewrite_lease(SharedState& state) {
     return hold_writer(state) && write_holding(state, state.generator.lease_units.load(), true);
 }
 
+bool rewrite_lease_pending(SharedState& state, std::uint32_t pending) {
+    if (!hold_writer(state)) return false;
+    const std::uint32_t before = state.pending_worker.exchange(pending);
+    if (write_holding(state, state.generator.lease_units.load(), true)) return true;
+    state.pending_worker.store(before);
+    return false;
+}
+
 void extend_lease(SharedState& state, std::uint64_t needed_units) {
     GeneratorState& generator = state.generator;
     request_lease(generator, needed_units);

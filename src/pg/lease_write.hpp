@@ -25,6 +25,10 @@ void release_writer(SharedState& state);
 // the fence, the pending worker id), the fence's copy and its WAL record,
 // waiting (interruptibly) for a write in progress; false when a write failed.
 bool rewrite_lease(SharedState& state);
+// rewrite_lease() with `pending` as the pending worker id, set once the
+// writer's place is taken (a wait ended by cancel changes nothing); false,
+// the pending worker id as it was, when the write failed.
+bool rewrite_lease_pending(SharedState& state, std::uint32_t pending);
 // Waits (interruptibly) until the durable lease covers `needed_units` (layout units).
 void extend_lease(SharedState& shared, std::uint64_t needed_units);
 // How long the lease writer has not turned, in ms (0: it turns, or none runs).

@@ -30,6 +30,18 @@ void record_worker_id(SharedState& state) {
     (void)rewrite_lease(state);
 }
 
+// Under a registry, the worker id granted is written into the lease file and
+// the fence's copy as it takes effect, as a hand-set one is (record_worker_id):
+// a copy made after the settings are switched to snowflake.worker_id (the source switch)
+// reads it there, also from the fence's copy when its lease file is gone.
+void record_grant(SharedState& state, std::uint32_t& recorded) {
+    const std::uint32_t granted = worker_in_effect(state.generator);
+    if (!registry_mode() || granted == kNoWorker || granted == recorded || state.blocked != Blocked::No ||
+        RecoveryInProgress())
+        return;
+    if (rewrite_lease(state)) recorded = granted;
+}
+
 // Applies the configured snowflake.worker_id to the whole node at once and
 // logs the hand-over. One id is issued under the new worker id right away: a
 // call still working with the old one then fails its compare-and-swap and
@@ -137,8 +149,10 @@ void lease_worker_main(Datum) {
     apply_worker_id(state);  // a change made while no writer ran
     if (!registry_mode()) record_worker_id(state);
     std::int64_t polled_ms = 0;
+    std::uint32_t grant_recorded = kNoWorker;
     while (!ShutdownRequestPending) {
         state.writer_alive_ms.store(unix_now_ms());
+        record_grant(state, grant_recorded);
         // A promoted streaming standby whose lease file is still its source's:
         // it becomes this directory's, so that a restart is not taken for a copy.
         if (state.lease_elsewhere.load() && state.blocked == Blocked::No)

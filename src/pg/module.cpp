@@ -37,7 +37,6 @@ std::size_t shared_size() { return MAXALIGN(sizeof(SharedState)); }
 void request_shared_memory() {
     if (previous_shmem_request_hook) previous_shmem_request_hook();
     RequestAddinShmemSpace(shared_size());
-    RequestNamedLWLockTranche("snowflake", 1);
 }
 
 // At the postmaster's exit: the lease shrinks first, then the registry's
@@ -65,7 +64,7 @@ void startup_shared_memory() {
         shared->lease_worker_id = kNoWorker;
         shared->moved_worker = kNoWorker;
         shared->pending_worker = kNoWorker;
-        shared->pending_lock = &GetNamedLWLockTranche("snowflake")->lock;
+        ConditionVariableInit(&shared->settings_free);
         shared->registry.worker_id = kNoWorker;
         SpinLockInit(&shared->registry.lock);
         decide_at_start(*shared);

@@ -6,7 +6,9 @@
 extern "C" {
 #include "access/xlog.h"
 #include "nodes/parsenodes.h"
-#include "storage/lwlock.h"
+#include "storage/condition_variable.h"
+#include "storage/ipc.h"
+#include "pgstat.h"
 #include "tcop/utility.h"
 #include "miscadmin.h"
 #include "utils/acl.h"
@@ -50,34 +52,68 @@ bool worker_in_files(bool with_auto, std::uint32_t& worker) {
     return ok;
 }
 
-// Whether this server records a pending worker id: a primary whose worker id
-// comes from snowflake.worker_id, generating (a standby writes no WAL; it
-// takes its settings' worker id at its promotion).
+// Whether this server records a pending worker id: a primary, generating (a
+// standby writes no WAL; it takes its settings' worker id at its promotion).
+// Also under a registry: a snowflake.worker_id the files name there is the
+// source switched, taken at the next start (test/t/059_pending_source.pl).
 bool records(const SharedState& state) {
-    return !registry_mode() && state.blocked == Blocked::No && !RecoveryInProgress();
+    return state.blocked == Blocked::No && !RecoveryInProgress();
 }
 
 // Records `files`, the worker id the settings' files name, as pending when
 // another is in effect (or nothing pending when it is the one in effect): in
 // the lease, its fence's copy and its WAL record, written at once. False when
-// that write failed (the record as it was). Called holding pending_lock.
+// that write failed (the record as it was). Called holding settings_busy.
 bool record_pending(SharedState& state, std::uint32_t files) {
     const std::uint32_t in_effect = worker_in_effect(state.generator);
     const std::uint32_t pending = files == in_effect ? kNoWorker : files;
-    const std::uint32_t before = state.pending_worker.exchange(pending);
-    if (pending == before) return true;
-    if (!rewrite_lease(state)) {
-        state.pending_worker.store(before);
-        return false;
-    }
+    if (pending == state.pending_worker.load()) return true;
+    if (!rewrite_lease_pending(state, pending)) return false;
     char in_effect_text[16] = "none";  // (not palloc'd: the lease writer's memory lives as long as it)
     if (in_effect != kNoWorker) snprintf(in_effect_text, sizeof in_effect_text, "%u", in_effect);
-    if (pending != kNoWorker)
+    if (pending != kNoWorker && registry_mode())
+        ereport(LOG, (errmsg("snowflake: worker id %u waits for a restart of the server, whose settings name it "
+                             "in place of the registry", pending),
+                      errdetail("Worker id %s, granted by the registry, is in effect until then. A copy of this data "
+                                "directory taken before the restart refuses worker id %u, as it refuses the one in "
+                                "effect.", in_effect_text, pending)));
+    else if (pending != kNoWorker)
         ereport(LOG, (errmsg("snowflake: worker id %u waits for a reload of the settings, which name it", pending),
                       errdetail("Worker id %s is in effect until then. A copy of this data directory taken "
                                 "before the reload refuses worker id %u, as it refuses the one in effect.",
                                 in_effect_text, pending)));
     return true;
+}
+
+// settings_busy: one process at a time records a change of the settings'
+// files, given back at its exit too (a FATAL error or proc_exit() runs no
+// PG_FINALLY).
+void release_settings(SharedState& state) {
+    state.settings_busy.store(0);
+    ConditionVariableBroadcast(&state.settings_free);
+}
+
+void release_settings_at_exit(int, Datum) {
+    SharedState* state = shared_state();
+    if (state != nullptr && state->settings_busy.load() == MyProcPid) release_settings(*state);
+}
+
+bool take_settings(SharedState& state) {
+    static bool registered = false;
+    if (!registered) {
+        before_shmem_exit(SNOWFLAKE_CALLBACK(release_settings_at_exit, FATAL), 0);
+        registered = true;
+    }
+    std::int32_t idle = 0;
+    return state.settings_busy.compare_exchange_strong(idle, MyProcPid);
+}
+
+// Waits for another change being recorded, interruptibly: cancel and
+// statement_timeout end the wait.
+void hold_settings(SharedState& state) {
+    ConditionVariablePrepareToSleep(&state.settings_free);
+    while (!take_settings(state)) (void)ConditionVariableTimedSleep(&state.settings_free, 100, PG_WAIT_EXTENSION);
+    ConditionVariableCancelSleep();
 }
 
 // ALTER SYSTEM SET, RESET or SET DEFAULT of snowflake.worker_id, or RESET
@@ -102,16 +138,24 @@ bool worker_after(VariableSetStmt* set, std::uint32_t& after) {
 // ALTER SYSTEM changing snowflake.worker_id: the worker id it leaves pending
 // recorded before postgresql.auto.conf is written (an ERROR, and the file
 // unchanged, when that fails), then what the files name once it is. Changes
-// of the files are recorded one at a time (pending_lock), so that the record
-// never names an older one than the files.
+// of the files are recorded one at a time (settings_busy), so that the record
+// never names an older one than the files. No LWLock is held: the waits (for
+// another ALTER SYSTEM, for the writer's place) end by cancel and
+// statement_timeout, and a wait ended so changes nothing.
 void process_utility(PlannedStmt* statement, const char* query, bool read_only_tree, ProcessUtilityContext context,
                      ParamListInfo params, QueryEnvironment* environment, DestReceiver* destination,
                      QueryCompletion* completion) {
     SharedState* state = shared_state();
     VariableSetStmt* set = state != nullptr && records(*state) ? alters_worker_id(statement->utilityStmt) : nullptr;
-    LWLock* lock = set != nullptr ? state->pending_lock : nullptr;
-    if (lock != nullptr) {
-        LWLockAcquire(lock, LW_EXCLUSIVE);
+    const ProcessUtility_hook_type next =
+        previous_process_utility != nullptr ? previous_process_utility : standard_ProcessUtility;
+    if (set == nullptr) {
+        next(statement, query, read_only_tree, context, params, environment, destination, completion);
+        return;
+    }
+    hold_settings(*state);
+    PG_TRY();
+    {
         std::uint32_t after = kNoWorker;
         if (worker_after(set, after) && !record_pending(*state, after))
             ereport(ERROR, (errcode(ERRCODE_IO_ERROR),
@@ -120,17 +164,18 @@ void process_utility(PlannedStmt* statement, const char* query, bool read_only_t
                             errdetail("The settings were not changed: a copy of this data directory taken "
                                       "before their reload would not know worker id %u is its source's.", after),
                             errhint("The server log says why the lease file could not be written.")));
-    }
-    (previous_process_utility != nullptr ? previous_process_utility : standard_ProcessUtility)(
-        statement, query, read_only_tree, context, params, environment, destination, completion);
-    if (lock != nullptr) {
+        next(statement, query, read_only_tree, context, params, environment, destination, completion);
         std::uint32_t files = kNoWorker;
         if (worker_in_files(true, files) && !record_pending(*state, files))
             ereport(WARNING, (errmsg("could not record the worker id the settings now name in the snowflake "
                                      "lease file"),
                               errdetail("The lease writer tries again within a second.")));
-        LWLockRelease(lock);
     }
+    PG_FINALLY();
+    {
+        release_settings(*state);
+    }
+    PG_END_TRY();
 }
 
 }  // namespace
@@ -143,10 +188,10 @@ void install_pending_hook() {
 void poll_pending_worker(SharedState& state) {
     // (an ALTER SYSTEM in progress records what the files name when it ends:
     // the lease writer does not wait for it)
-    if (!records(state) || !LWLockConditionalAcquire(state.pending_lock, LW_EXCLUSIVE)) return;
+    if (!records(state) || !take_settings(state)) return;
     std::uint32_t files = kNoWorker;
     if (worker_in_files(true, files)) (void)record_pending(state, files);
-    LWLockRelease(state.pending_lock);
+    release_settings(state);
 }
 
 }  // namespace snowflake::pg

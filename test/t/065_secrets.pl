@@ -141,7 +141,8 @@ my %restricted = map { $_ => 1 } qw(snowflake_status snowflake_adopt_worker_id s
   snowflake_retire_public_key_id snowflake_registry_add_lives snowflake_registry_check snowflake_registry_claim
   snowflake_registry_create snowflake_registry_end_grace snowflake_registry_grant snowflake_registry_identity
   snowflake_registry_life snowflake_registry_present snowflake_registry_raise_floor snowflake_registry_release
-  snowflake_registry_renew);
+  snowflake_registry_renew snowflake_registry_add_writers _snowflake_registry_unwritten _snowflake_registry_asked
+  _snowflake_registry_written);
 my %value = (
 	'bigint' => '382741621101301760::bigint', 'snowflake' => '382741621101301760::snowflake',
 	'integer' => '1', 'smallint' => '1::smallint', 'text' => "'x'", 'name' => "'id'::name",

@@ -18,7 +18,7 @@ DROP ROLE IF EXISTS snowflake_hijacker;
 CREATE ROLE snowflake_hijacker;
 
 BEGIN;
-SELECT plan(113);
+SELECT plan(122);
 SET LOCAL search_path = public, pg_catalog;
 
 -- the extension's functions by language
@@ -36,14 +36,16 @@ SELECT is_empty($$SELECT fn FROM extension_function WHERE lanname NOT IN ('c', '
 SELECT is_empty($$SELECT fn FROM extension_function WHERE lanname = 'sql' AND NOT sql_standard$$,
                 'every SQL-language function has a SQL-standard body (bound when made, not through the search_path)');
 SELECT is_empty($$SELECT fn FROM extension_function
-                   WHERE lanname = 'plpgsql' AND proconfig IS DISTINCT FROM '{"search_path=pg_catalog, pg_temp"}'$$,
-                'every PL/pgSQL function pins search_path = pg_catalog, pg_temp');
+                   WHERE lanname = 'plpgsql' AND proconfig IS DISTINCT FROM '{"search_path=pg_catalog, pg_temp"}'
+                     AND proconfig IS DISTINCT FROM '{"search_path=pg_catalog, pg_temp",snowflake_registry.writing=on}'$$,
+                'every PL/pgSQL function pins search_path = pg_catalog, pg_temp (the registry''s writers also snowflake_registry.writing)');
 SELECT set_eq($$SELECT fn FROM extension_function WHERE prosecdef$$,
               ARRAY['snowflake_registry_life()', 'snowflake_registry_claim(text,text,integer,integer,bigint,bigint,text)',
                     'snowflake_registry_renew(integer,bigint,text,bigint)',
                     'snowflake_registry_present(integer,bigint,text,text,bigint,bigint,bigint,text,text)',
-                    'snowflake_registry_release(integer,bigint,text,bigint)', 'snowflake_registry_identity()']::regprocedure[],
-              'no function of the extension is SECURITY DEFINER but the five a registry''s node calls and the identity they read');
+                    'snowflake_registry_release(integer,bigint,text,bigint)', 'snowflake_registry_identity()',
+                    '_snowflake_registry_written()']::regprocedure[],
+              'no function of the extension is SECURITY DEFINER but the five a registry''s node calls, the identity they read and its tables'' trigger');
 SELECT is_empty(
     $$SELECT f.oid::regprocedure
         FROM (SELECT o.oprcode AS oid FROM pg_operator o
@@ -58,8 +60,8 @@ SELECT is_empty(
         JOIN pg_proc p ON p.oid = f.oid JOIN pg_language l ON l.oid = p.prolang
        WHERE NOT (l.lanname IN ('c', 'internal') OR l.lanname = 'sql' AND p.prosqlbody IS NOT NULL)$$,
     'the functions behind the operators, casts and aggregates are C, internal or SQL-standard');
-SELECT is((SELECT count(*)::int FROM extension_function WHERE lanname IN ('sql', 'plpgsql')), 28,
-          'twenty-eight SQL-language and PL/pgSQL functions to try');
+SELECT is((SELECT count(*)::int FROM extension_function WHERE lanname IN ('sql', 'plpgsql')), 32,
+          'thirty-two SQL-language and PL/pgSQL functions to try (one a trigger''s, tried by the writes of the others)');
 
 -- 2. what each such function gives, from a call with every identifier qualified
 --    (%1$s: the tag of the try, below; the call and what it must give)
@@ -123,9 +125,15 @@ INSERT INTO call VALUES
      NULL, $$SELECT * FROM public.snowflake_registry_identity()$$),
     ('snowflake_registry_add_lives()', 'on a registry that has them',
      NULL, $$SELECT public.snowflake_registry_add_lives()$$),
+    ('snowflake_registry_add_writers()', 'on a registry that has them',
+     NULL, $$SELECT public.snowflake_registry_add_writers()$$),
+    ('_snowflake_registry_unwritten(integer)', 'a worker id it does not grant',
+     NULL, $$SELECT public._snowflake_registry_unwritten(99)$$),
+    ('_snowflake_registry_asked(bigint)', 'no window',
+     NULL, $$SELECT public._snowflake_registry_asked(0::pg_catalog.int8)$$),
     ('snowflake_registry_life()', 'its life',
      NULL, $$SELECT registry_id IS NOT NULL, life_change, max_window_ms FROM public.snowflake_registry_life()$$),
-    ('snowflake_registry_end_grace()', 'ended already',
+    ('snowflake_registry_end_grace(text)', 'ended already',
      NULL, $$SELECT public.snowflake_registry_end_grace()$$),
     ('snowflake_registry_present(integer,bigint,text,text,bigint,bigint,bigint,text,text)', 'a worker id it does not grant, from this life and another',
      NULL, $$SELECT p.outcome, p.reason FROM public.snowflake_registry_life() l,
@@ -155,7 +163,7 @@ INSERT INTO call VALUES
      NULL, $$SELECT * FROM public.snowflake_registry_check('public.hj_workers'::pg_catalog.regclass, 'id'::pg_catalog.name)$$);
 UPDATE call SET expected_sql = call_sql WHERE expected_sql IS NULL;
 SELECT set_eq($$SELECT DISTINCT fn FROM call$$,
-              $$SELECT fn FROM extension_function WHERE lanname IN ('sql', 'plpgsql')$$,
+              $$SELECT fn FROM extension_function WHERE lanname IN ('sql', 'plpgsql') AND fn <> '_snowflake_registry_written()'::regprocedure$$,
               'every SQL-language and PL/pgSQL function of the extension is called');
 
 -- Runs every call under a search_path, as the current role, and keeps its
@@ -195,11 +203,13 @@ UPDATE snowflake_registry.settings SET epoch_ms = 1704067200000, layout = 'time=
                                        written_xid = public._snowflake_registry_writer();
 SELECT public.snowflake_registry_grant('snowflake_hijacker');
 GRANT EXECUTE ON FUNCTION public.snowflake_registry_create(int4range, interval, interval, interval),
-    public.snowflake_registry_identity(), public.snowflake_registry_add_lives(), public.snowflake_registry_end_grace(),
+    public.snowflake_registry_identity(), public.snowflake_registry_add_lives(), public.snowflake_registry_end_grace(text),
+    public.snowflake_registry_add_writers(), public._snowflake_registry_unwritten(integer), public._snowflake_registry_asked(bigint),
     public.snowflake_registry_release(integer), public.snowflake_registry_raise_floor(timestamptz),
     public.snowflake_registry_check(regclass, name), public.snowflake_registry_grant(regrole) TO snowflake_hijacker;
 GRANT USAGE ON SCHEMA snowflake_registry TO snowflake_hijacker;
 GRANT SELECT, INSERT, UPDATE ON ALL TABLES IN SCHEMA snowflake_registry TO snowflake_hijacker;
+GRANT SELECT ON ALL SEQUENCES IN SCHEMA snowflake_registry TO snowflake_hijacker;
 GRANT CREATE ON SCHEMA public TO snowflake_hijacker;  -- as before PostgreSQL 15
 CREATE SCHEMA evil AUTHORIZATION snowflake_hijacker;
 SET LOCAL ROLE snowflake_hijacker;

@@ -35,9 +35,11 @@ SELECT set_eq(
           'snowflake_registry_renew(integer,bigint,text,bigint)',
           'snowflake_registry_present(integer,bigint,text,text,bigint,bigint,bigint,text,text)',
           'snowflake_registry_release(integer,bigint,text,bigint)', 'snowflake_registry_release(integer)',
-          'snowflake_registry_create(int4range,interval,interval,interval)', 'snowflake_registry_end_grace()',
+          'snowflake_registry_create(int4range,interval,interval,interval)', 'snowflake_registry_end_grace(text)',
           'snowflake_registry_raise_floor(timestamptz)', 'snowflake_registry_check(regclass,name)',
-          'snowflake_registry_identity()', 'snowflake_registry_add_lives()', 'snowflake_registry_grant(regrole)'],
+          'snowflake_registry_identity()', 'snowflake_registry_add_lives()', 'snowflake_registry_grant(regrole)',
+          'snowflake_registry_add_writers()', '_snowflake_registry_unwritten(integer)', '_snowflake_registry_asked(bigint)',
+          '_snowflake_registry_written()'],
     'a role without privileges may execute every function of the extension but snowflake_status(), snowflake_adopt_worker_id(), snowflake_repair_lease(), snowflake_repair_integer_ops(), snowflake_retire_public_key_id() and the registry''s (its nodes'' role and its operator''s)');
 SELECT results_eq(
     $$SELECT has_function_privilege('pg_monitor', 'snowflake_status()', 'EXECUTE'),

@@ -3,7 +3,8 @@
 # the suite's database (pg_regress --load-extension). Installing snowflake
 # may change the results of two tests only, each changed line by design:
 #   opr_sanity  the registry's functions that nodes call (and
-#               snowflake_registry_identity) are SECURITY DEFINER, which no
+#               snowflake_registry_identity, and its tables' trigger
+#               _snowflake_registry_written) are SECURITY DEFINER, which no
 #               built-in function is (docs/privileges.md says why); the type
 #               reuses bigint's C functions, as xid8 does; snowflake to bigint
 #               is a binary-coercible implicit cast
@@ -37,7 +38,8 @@ my $expected = <<'END';
 > <oid> | snowflake_registry_renew
 > <oid> | snowflake_registry_present
 > <oid> | snowflake_registry_release
-> (6 rows)
+> <oid> | _snowflake_registry_written
+> (7 rows)
 > bigint | snowflake
 < (4 rows)
 > (5 rows)

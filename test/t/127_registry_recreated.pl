@@ -27,6 +27,9 @@ my $node_conf = "snowflake.registry_window = '20s'\n";
 	my @loads = (start_fleet_load($h));
 	$h->poll_query_until('postgres', 'SELECT count(*) > 1000 FROM ids') or die 'no load';
 
+	# the new node's data directory made before the cut, so that the cut lasts
+	# the registry's recreation and the 3 s below, not an initdb too
+	my $n = registry_node('newcomer', $conninfo, $node_conf);
 	my $worker = background_worker_pid($h, qr/snowflake registry worker/);
 	kill 'STOP', $worker;    # the holder cut off from the registry
 	my $cut = time;
@@ -43,7 +46,6 @@ my $node_conf = "snowflake.registry_window = '20s'\n";
 	$registry->safe_psql('fleet', 'CREATE EXTENSION snowflake');
 	registry_create_in($registry, 'fleet', '[0,1024)', '10 min', '20s');
 
-	my $n = registry_node('newcomer', $conninfo, $node_conf);
 	$n->start;
 	$n->safe_psql('postgres', FLEET_SCHEMA);
 	my $asked = time;

@@ -32,6 +32,9 @@ use RegistryTest;
 	my @loads = (start_fleet_load($h));
 	$h->poll_query_until('postgres', 'SELECT count(*) > 1000 FROM ids') or die 'no load';
 
+	# the new node's data directory made before the cut, so that the cut lasts
+	# the registry's restore and the 3 s below, not an initdb too
+	my $n = registry_node('newcomer', $conninfo, $window);
 	# the registry's server replaced by its base backup, at the same address,
 	# while the holder is cut off from it
 	my $worker = background_worker_pid($h, qr/snowflake registry worker/);
@@ -45,7 +48,6 @@ use RegistryTest;
 
 	# a new node asks first (the restored registry thinks the holder's worker
 	# id free), the holder comes back while it asks
-	my $n = registry_node('newcomer', $conninfo, $window);
 	$n->start;
 	$n->safe_psql('postgres', FLEET_SCHEMA);
 	push @loads, start_fleet_load($n);

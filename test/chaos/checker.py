@@ -8,6 +8,11 @@ A history is what the run recorded and read back:
   grants  every row of snowflake_registry.grants of every registry the run had
           (worker_id, fencing_epoch, holder_name, from_ms, until_ms)
   static  the worker ids set by hand (snowflake.worker_id): no window to check
+  held    grants renewed by a registry whose clock was ahead (the nemesis
+          registry_clock_ahead): dicts with worker_id, fencing_epoch,
+          holder_name and until_ms, the end of the window as the holder held
+          it (on its own clock, R4): the grant's until_ms is dated on the
+          registry's clock, later than the holder's bound
   load    the batches of the full-load clients (snowflake_nextvals(n), every id
           acknowledged): lists [slot, node, session, start, end, runs, dups],
           runs a flat sequence key, lo, hi, ... (key: the id above its sequence
@@ -37,10 +42,11 @@ def decode(id_, epoch_ms=DEFAULT_EPOCH_MS, worker_bits=10, sequence_bits=12):
             (id_ >> sequence_bits) & ((1 << worker_bits) - 1))
 
 
-def merged_grants(grants):
+def merged_grants(grants, held=()):
     """One window per grant of the union of every registry's table: a grant
     copied to a standby appears in both, with the later until_ms (renewals
-    only raise it) or the earlier (a clean release lowers it): the widest."""
+    only raise it) or the earlier (a clean release lowers it): the widest;
+    a grant its holder held to an earlier end (held) ends there."""
     merged = {}
     for g in grants:
         key = (g["worker_id"], g["fencing_epoch"], g["holder_name"], g["from_ms"])
@@ -48,6 +54,10 @@ def merged_grants(grants):
             merged[key] = max(merged[key], g["until_ms"])
         else:
             merged[key] = g["until_ms"]
+    for h in held:
+        for key in merged:
+            if key[:3] == (h["worker_id"], h["fencing_epoch"], h["holder_name"]):
+                merged[key] = min(merged[key], h["until_ms"])
     by_worker = collections.defaultdict(list)
     for (worker, epoch, holder, from_ms), until_ms in merged.items():
         by_worker[worker].append((from_ms, until_ms, epoch, holder))
@@ -179,7 +189,7 @@ def check(history):
     verdict["unread"] = sorted(n for n in acked_on if rows.get(n) is None)
 
     # outside windows: every id of a claimed worker id inside one of its grants
-    by_worker = merged_grants(history.get("grants", ()))
+    by_worker = merged_grants(history.get("grants", ()), history.get("held", ()))
     outside, outside_ids, wbits = [], 0, layout["worker_bits"]
     seen = set()
     for key, lo, hi, _, _, _ in intervals:
@@ -344,6 +354,14 @@ def planted():
     over = history()
     over["grants"].append({"worker_id": 2, "fencing_epoch": 1, "holder_name": "d", "from_ms": t0 + 3000, "until_ms": t0 + 9000})
     cases.append(("overlapping grants", over, "overlaps"))
+    # the same grant renewed by a registry clock ahead: held by c to its own
+    # end, before d's window: no overlap; an id of c after that end is outside
+    ahead = history(held=[{"worker_id": 2, "fencing_epoch": 1, "holder_name": "c", "until_ms": t0 + 2500}])
+    ahead["grants"].append({"worker_id": 2, "fencing_epoch": 2, "holder_name": "d", "from_ms": t0 + 3000, "until_ms": t0 + 9000})
+    ahead["grants"][1]["until_ms"] = t0 + 12000
+    ahead["acks"].append(_ack("c", "c/1.1", _make_id(t0 + 2600, 2, 0), 10 * s + 2 * 10 ** 7, 10 * s + 3 * 10 ** 7))
+    ahead["rows"]["c"].append(_make_id(t0 + 2600, 2, 0))
+    cases.append(("a grant dated on a registry clock ahead, held to its holder's end: an id of c past it", ahead, "outside"))
     # liveness: c issues nothing after the last fault was healed (its acks and batch gone, its rows left)
     stuck = history()
     stuck["acks"] = [a for a in stuck["acks"] if not (a["slot"] == "c" and a["end"] > healed)]

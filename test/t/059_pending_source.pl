@@ -47,9 +47,12 @@ sub pending_within
 
 # 1. From the registry to worker id 51 (outside the registry's worker ids),
 # by an edit of the files; a base backup before the restart.
+my $log_offset = -s $source->logfile;
 $source->append_conf('postgresql.conf', "snowflake.registry = ''\nsnowflake.worker_id = 51\n");
 is(pending_within($source, 51), '51', "the files name worker id 51 in place of the registry: the lease records it as pending");
-ok($source->log_contains(qr/worker id 51 waits for a restart of the server, whose settings name it in place of the registry/),
+# The lease is written before the log line: wait for the line (its failure dies).
+ok($source->wait_for_log(qr/worker id 51 waits for a restart of the server, whose settings name it in place of the registry/,
+		$log_offset),
 	'the server log says it waits for a restart');
 is(read_lease($source)->{worker_id}, $granted, "the registry's grant, $granted, still in effect");
 $source->backup('to_hand_set');

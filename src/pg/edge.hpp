@@ -41,6 +41,8 @@ extern bool replay_1_0_wal_setting;  // 1.0's lease records (RM_EXPERIMENTAL_ID)
 // The name of this server's host in the data directory's identity and the
 // registry's holder name: snowflake.host_name, or the kernel's host name.
 const char* server_host_name();
+// The kernel's host name, as a lease can record it.
+const char* kernel_host_name();
 extern char* registry_setting;       // libpq conninfo; empty: none
 extern int registry_window_setting;  // ms
 extern int registry_renew_setting;   // ms

@@ -72,8 +72,8 @@ void refuse_call(Status status) {
             const std::uint32_t worker_id = worker_in_effect(state.generator);
             if (state.moved_worker.load() == worker_id)
                 ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-                                errmsg("this server's host name changed from %s to \"%s\"", moved_from_name(state),
-                                       server_host_name()),
+                                errmsg("this server's host name changed from %s to %s", moved_from_name(state),
+                                       moved_to_name()),
                                 errdetail("Ids under worker id %u are refused until this server is told which "
                                           "server it is. %s",
                                           worker_id, kMovedDetail),

@@ -139,10 +139,18 @@ void fence_moved(SharedState& state, const Lease& lease, std::uint32_t configure
     state.moved_fence = !is_fenced(state.generator, source);
     fence(state.generator, source, true);
     state.moved_worker = source;
-    ereport(LOG, (errmsg("snowflake: the host name changed from %s to \"%s\"; ids under worker id %u are "
-                         "refused until the server is told which it is",
-                         moved_from_name(state), server_host_name(), source),
-                  errdetail("%s", kMovedDetail), errhint(kMovedHint, moved_from_name(state))));
+    // A worker id of its own configured: a clone told apart by the operator
+    // (or the directory renumbered): no advice to take its source's name.
+    if (configured != kNoWorker && configured != source)
+        ereport(LOG, (errmsg("snowflake: the host name changed from %s to %s; ids under worker id %u, which "
+                             "its lease names, are refused, and this server uses worker id %u",
+                             moved_from_name(state), moved_to_name(), source, configured),
+                      errdetail("%s", kMovedDetail)));
+    else
+        ereport(LOG, (errmsg("snowflake: the host name changed from %s to %s; ids under worker id %u are "
+                             "refused until the server is told which it is",
+                             moved_from_name(state), moved_to_name(), source),
+                      errdetail("%s", kMovedDetail), errhint(kMovedHint, moved_from_name(state))));
 }
 
 }  // namespace
@@ -152,6 +160,16 @@ const char* moved_from_name(const SharedState& state) {
     if (state.moved_from.host_name[0] == '\0') return "a name its lease file does not record (written by 1.0)";
     snprintf(quoted, sizeof quoted, "\"%s\"", state.moved_from.host_name.data());
     return quoted;
+}
+
+const char* moved_to_name() {
+    static char named[2 * kHostNameMax + 64];
+    if (host_name_setting == nullptr || host_name_setting[0] == '\0')
+        snprintf(named, sizeof named, "\"%s\" (this host's name)", kernel_host_name());
+    else
+        snprintf(named, sizeof named, "\"%s\" (snowflake.host_name, on a host named \"%s\")", host_name_setting,
+                 kernel_host_name());
+    return named;
 }
 
 void fence_if_copy(SharedState& state, const Lease& lease, bool exists) {

@@ -24,8 +24,13 @@ inline constexpr char kMovedDetail[] =
     "failed over to another host), or a block-level clone of its volume on a host of another name.";
 inline constexpr char kMovedHint[] =
     "If it is a clone of the volume (a snapshot), set \"snowflake.worker_id\" to a number no other node "
-    "uses. If it is the same data directory and no copy of it runs under %s, set \"snowflake.host_name\" "
-    "to that name in postgresql.conf and restart: under a name that stays, new host names no longer stop "
-    "it (docs/containers.md).";
+    "uses. If it is the same data directory and no copy of it runs under %s, either set "
+    "\"snowflake.host_name\" to that name in postgresql.conf and restart, or keep the name it runs under "
+    "and run SELECT snowflake_adopt_worker_id(), which records it: under a name that stays, new host names "
+    "no longer stop it (docs/containers.md).";
 const char* moved_from_name(const SharedState& state);
+// The name it runs under now, quoted, and whose it is: the kernel's, or
+// snowflake.host_name's on a host whose own name the lease does not record
+// either (else it is a rename: identity.hpp, F13R).
+const char* moved_to_name();
 }  // namespace snowflake::pg

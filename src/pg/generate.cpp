@@ -265,9 +265,10 @@ const char* not_generating(const SharedState& state, std::uint32_t worker_id, bo
                                            error);
     if (is_fenced(state.generator, worker_id)) {
         if (state.moved_worker.load() == worker_id)
-            return psprintf("fenced: the host name changed from %s to \"%s\"; worker id %u is refused until "
-                            "snowflake.host_name or snowflake.worker_id is set",
-                            moved_from_name(state), server_host_name(), worker_id);
+            return psprintf("fenced: the host name changed from %s to %s; worker id %u is refused until "
+                            "snowflake.host_name names %s again, snowflake_adopt_worker_id() is run, or "
+                            "snowflake.worker_id gives this server a worker id of its own",
+                            moved_from_name(state), moved_to_name(), worker_id, moved_from_name(state));
         return psprintf("fenced: this data directory is a copy of another server's; worker id %u is refused until "
                         "snowflake.worker_id is set or snowflake_adopt_worker_id() is run",
                         worker_id);

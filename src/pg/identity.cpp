@@ -63,8 +63,7 @@ std::uint64_t volume_id() {
 // remounts. A block-level clone of the volume keeps them too, unless given a
 // new UUID (docs/ha-and-copies.md).
 // The host name is snowflake.host_name's, or the kernel's (server_host_name()).
-void own_directory(std::uint64_t& host, std::uint64_t& inode) {
-    const char* name = server_host_name();
+void own_directory(std::uint64_t& host, std::uint64_t& inode, const char* name = server_host_name()) {
     struct statx st {};
     const bool known = statx(AT_FDCWD, ".", 0, STATX_INO | STATX_BTIME, &st) == 0;
     inode = known ? st.stx_ino : 0;
@@ -88,20 +87,28 @@ void record_host_name(Lease& lease) {
 
 }  // namespace
 
-// Whether a lease file was written by this data directory, by it under
-// another host name (its volume, birth time and inode the same: moved, or a
-// block clone on a host of another name), or elsewhere. A file written before
-// the volume was recorded (by 1.0) has 0 in the high bits of its host: its
-// host name and inode decide, until this server writes the lease again.
+// Whether a lease file was written by this data directory, by it on this
+// host under the kernel's host name before snowflake.host_name named it (a
+// rename, F13R), by it under another host name (its volume, birth time and
+// inode the same: moved, or a block clone on a host of another name), or
+// elsewhere. A file written before the volume was recorded (by 1.0) has 0 in
+// the high bits of its host: its host name and inode decide, until this
+// server writes the lease again.
 Writer writer_of(const Lease& lease) {
+    const std::uint64_t mask = (lease.directory_host >> 32) == 0 ? 0xFFFFFFFFu : ~std::uint64_t{0};
     std::uint64_t host, inode;
     own_directory(host, inode);
-    if ((lease.directory_host >> 32) == 0) host &= 0xFFFFFFFFu;
-    if (lease.directory_host == host && lease.directory_inode == inode) return Writer::Here;
+    if (lease.directory_host == (host & mask) && lease.directory_inode == inode) return Writer::Here;
     // (a 1.0 lease, or a volume with neither an id read nor a birth time: the
     // inode alone, masked above)
-    const bool same_place = (lease.directory_host >> 32) == (host >> 32) && lease.directory_inode == inode;
-    return same_place ? Writer::OtherHostName : Writer::Elsewhere;
+    const bool same_place = (lease.directory_host >> 32) == ((host & mask) >> 32) && lease.directory_inode == inode;
+    if (!same_place) return Writer::Elsewhere;
+    // The kernel's name of this host is the one the lease records: no copy
+    // the environment tells apart from this directory could hold that lease
+    // under this name (a block clone on a host of the same name is the listed
+    // pair), whatever snowflake.host_name now says.
+    own_directory(host, inode, kernel_host_name());
+    return lease.directory_host == (host & mask) ? Writer::Renamed : Writer::OtherHostName;
 }
 
 // The lease stamped with this data directory. A moved directory (fence.hpp,

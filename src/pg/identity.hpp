@@ -7,10 +7,11 @@
 
 namespace snowflake::pg {
 
-// Whether a lease file was written by this data directory, by it under
-// another host name (moved, or a block clone on a host of another name), or
-// elsewhere (a copy).
-enum class Writer { Here, OtherHostName, Elsewhere };
+// Whether a lease file was written by this data directory, by it on this
+// host under the kernel's host name before snowflake.host_name named it (a
+// rename, F13R), by it under another host name (moved, or a block clone on a
+// host of another name), or elsewhere (a copy).
+enum class Writer { Here, Renamed, OtherHostName, Elsewhere };
 Writer writer_of(const Lease& lease);
 
 // The lease as it is written (the file, the fence's copy, the WAL record):

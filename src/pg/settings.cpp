@@ -209,8 +209,12 @@ void define_settings() {
 std::int64_t epoch_unix_ms() { return parsed_epoch_unix_ms; }
 
 const char* server_host_name() {
-    static char kernel[kHostNameMax + 1];
     if (host_name_setting != nullptr && host_name_setting[0] != '\0') return host_name_setting;
+    return kernel_host_name();
+}
+
+const char* kernel_host_name() {
+    static char kernel[kHostNameMax + 1];
     if (kernel[0] == '\0') {
         // as a lease can record it, and the setting can give it back: a
         // character it cannot hold becomes '?', the name at most kHostNameMax

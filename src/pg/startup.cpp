@@ -11,11 +11,28 @@
 namespace snowflake::pg {
 namespace {
 
+// A lease this directory wrote on this host under the kernel's host name,
+// started under snowflake.host_name (F13R): a rename. Both files are written
+// at once under the new name (the fence's copy, standing in for a lease file
+// removed later, would otherwise keep the old one); false, logged, when a
+// write fails: the start is then taken for a move.
+bool renamed(const Lease& lease, bool lease_file, const Lease* fence_copy) {
+    if ((lease_file && !write_lease(lease, LOG)) || (fence_copy != nullptr && !write_fence_copy(*fence_copy, LOG)))
+        return false;
+    ereport(LOG, (errmsg("snowflake: this server is renamed from \"%s\", this host's name, to \"%s\" "
+                         "(snowflake.host_name); its lease records the new name",
+                         kernel_host_name(), server_host_name()),
+                  errdetail("The lease file was written by this data directory on this host under the kernel's "
+                            "host name: a rename, not a move. Ids continue.")));
+    return true;
+}
+
 // Reads the lease file (or the fence's copy standing in for it) and puts the
 // generator in its start-up shape; true, with `lease`, when there is a
 // readable one.
 bool load_lease(SharedState& state, Lease& lease) {
     LeaseFile file = read_lease(kLeasePath, lease);
+    const bool lease_read = file == LeaseFile::Ok;  // (not the fence's copy standing in)
     // The fence's copy: its fence is kept whatever became of the lease file,
     // and it stands in for a lease file that was removed.
     Lease kept{};
@@ -47,9 +64,12 @@ bool load_lease(SharedState& state, Lease& lease) {
         fence(state.generator, lease.fenced[i], true);
     for (std::uint32_t i = 0; fence_file == LeaseFile::Ok && !registry_mode() && i < kept.fenced_count; ++i)
         fence(state.generator, kept.fenced[i], true);
-    const Writer writer = exists ? writer_of(lease) : Writer::Here;
-    state.lease_elsewhere = writer != Writer::Here;
     state.moved_worker = kNoWorker;
+    Writer writer = exists ? writer_of(lease) : Writer::Here;
+    if (writer == Writer::Renamed)
+        writer = renamed(lease, lease_read, fence_file == LeaseFile::Ok ? &kept : nullptr) ? Writer::Here
+                                                                                         : Writer::OtherHostName;
+    state.lease_elsewhere = writer != Writer::Here;
     if (writer == Writer::OtherHostName) state.moved_from = lease;  // fence_if_copy decides
     if (exists) state.lease_worker_id = lease.worker_id;
     check_upgrade_marks(state, lease, exists);

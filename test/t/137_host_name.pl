@@ -61,16 +61,16 @@ $node->stop;
 my $offset = -s $node->logfile;
 start_as_host($node, 'ctr-b2');
 my $refusal = error_of($node, 'SELECT snowflake_nextval()');
-like($refusal, qr/ERROR:  55000: this server's host name changed from "ctr-a1" to "ctr-b2"\nDETAIL:  Ids under worker id 900 are refused/,
+like($refusal, qr/ERROR:  55000: this server's host name changed from "ctr-a1" to "ctr-b2" \(this host's name\)\nDETAIL:  Ids under worker id 900 are refused/,
 	'new host name: refused with SQLSTATE 55000, both names given');
 like($refusal, qr/DETAIL:  Ids under worker id 900 are refused until this server is told which server it is\. The volume, the data directory and its birth time are the ones the lease file was written in/,
 	'the detail says what did not change');
-like($refusal, qr/HINT:  If it is a clone of the volume \(a snapshot\), set "snowflake.worker_id" to a number no other node uses\. If it is the same data directory and no copy of it runs under "ctr-a1", set "snowflake.host_name" to that name/,
-	'the hint gives the fix for each: a clone its own worker id, the same directory the name the lease records');
-ok($node->log_contains(qr/LOG:  snowflake: the host name changed from "ctr-a1" to "ctr-b2"; ids under worker id 900 are refused/, $offset),
+like($refusal, qr/HINT:  If it is a clone of the volume \(a snapshot\), set "snowflake.worker_id" to a number no other node uses\. If it is the same data directory and no copy of it runs under "ctr-a1", either set "snowflake.host_name" to that name in postgresql.conf and restart, or keep the name it runs under and run SELECT snowflake_adopt_worker_id\(\), which records it/,
+	'the hint gives the fix for each: a clone its own worker id, the same directory the name the lease records or an adoption');
+ok($node->log_contains(qr/LOG:  snowflake: the host name changed from "ctr-a1" to "ctr-b2" \(this host's name\); ids under worker id 900 are refused/, $offset),
 	'the start-up LOG line says it');
 is($node->safe_psql('postgres', 'SELECT generating, not_generating FROM snowflake_status'),
-	'f|fenced: the host name changed from "ctr-a1" to "ctr-b2"; worker id 900 is refused until snowflake.host_name or snowflake.worker_id is set',
+	'f|fenced: the host name changed from "ctr-a1" to "ctr-b2" (this host\'s name); worker id 900 is refused until snowflake.host_name names "ctr-a1" again, snowflake_adopt_worker_id() is run, or snowflake.worker_id gives this server a worker id of its own',
 	'snowflake_status: not generating, and why (both names)');
 my $lease = read_lease($node);
 is_deeply([ $lease->{host_name}, $lease->{fenced} ], [ 'ctr-a1', [] ],
@@ -106,9 +106,13 @@ is(read_lease($node)->{host_name}, 'ctr-a1', 'the lease records the name set');
 # 4. a clone under another name, given a worker id of its own: the fence is kept
 $node->stop;
 $node->append_conf('postgresql.conf', "snowflake.host_name = ''\nsnowflake.worker_id = 901\n");
+$offset = -s $node->logfile;
 start_as_host($node, 'clone-x');
 cmp_ok($node->safe_psql('postgres', 'SELECT snowflake_nextval()'), '>', $last,
 	'a clone given a worker id of its own generates');
+ok($node->log_contains(qr/LOG:  snowflake: the host name changed from "ctr-a1" to "clone-x" \(this host's name\); ids under worker id 900, which its lease names, are refused, and this server uses worker id 901/, $offset)
+	  && !$node->log_contains(qr/snowflake\.host_name" to that name/, $offset),
+	'its start says its source\'s worker id is refused, and gives no advice to take its source\'s name');
 is_deeply(read_lease($node)->{fenced}, [900], 'its lease keeps its source\'s worker id fenced, under its own name');
 $node->stop;
 $node->append_conf('postgresql.conf', "snowflake.worker_id = 900\n");
@@ -130,7 +134,7 @@ write_lease_as_1_0($old);
 is(read_lease($old)->{version}, 5, 'the lease rewritten as 1.0 writes it');
 start_as_host($old, 'v10-b');
 like(error_of($old, 'SELECT snowflake_nextval()'),
-	qr/55000: this server's host name changed from a name its lease file does not record \(written by 1\.0\) to "v10-b"\n/,
+	qr/55000: this server's host name changed from a name its lease file does not record \(written by 1\.0\) to "v10-b" \(this host's name\)\n/,
 	'a 1.0 lease under a new host name: refused as a move, the old name not recorded');
 kill9_and_wait($old);
 $old->append_conf('postgresql.conf', "snowflake.host_name = 'v10-a'\n");
@@ -187,6 +191,51 @@ $standby->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()') or die 
 cmp_ok($standby->safe_psql('postgres', 'SELECT snowflake_nextval()'), '>', $primary_last,
 	'failover after a move: the promoted standby generates, above the primary\'s ids');
 $standby->stop;
+
+# 8. A rename is not a move (F13R). A server that ran under its kernel's host
+# name, given snowflake.host_name and restarted on the same host: it keeps
+# issuing, its lease and the fence's copy record the new name, and new
+# containers under that name issue too. Under a name set, a start on a host
+# its lease does not name is refused, both names said; the way out: the name
+# to keep and an adoption, which records it.
+my $dock = snowflake_node('dock', 904);
+start_as_host($dock, 'dockA');
+$dock->safe_psql('postgres', 'CREATE EXTENSION snowflake');
+my $dock_last = $dock->safe_psql('postgres', 'SELECT max(snowflake_nextval()) FROM generate_series(1, 1000)');
+$dock->stop;
+ok(-e $dock->data_dir . '/pg_snowflake/fence' && read_lease($dock, 'fence')->{host_name} eq 'dockA',
+	"the fence's copy records the kernel's host name");
+$dock->append_conf('postgresql.conf', "snowflake.host_name = 'orders-db'\n");
+$offset = -s $dock->logfile;
+start_as_host($dock, 'dockA');
+my $renamed = $dock->safe_psql('postgres', 'SELECT snowflake_nextval()');
+cmp_ok($renamed, '>', $dock_last, 'a rename on the same host: generating, above the ids before');
+ok($dock->log_contains(qr/LOG:  snowflake: this server is renamed from "dockA", this host's name, to "orders-db" \(snowflake.host_name\); its lease records the new name/, $offset),
+	'the start says it is a rename');
+is_deeply([ read_lease($dock)->{host_name}, read_lease($dock, 'fence')->{host_name} ], [ 'orders-db', 'orders-db' ],
+	"the lease and the fence's copy record the new name at once");
+kill9_and_wait($dock);
+start_as_host($dock, 'ctr-k1');
+$dock_last = $dock->safe_psql('postgres', 'SELECT snowflake_nextval()');
+cmp_ok($dock_last, '>', $renamed, 'killed, started in a new container under the name kept: generating');
+$dock->stop;
+# a move under a name set: the lease names "orders-db", this host neither
+$dock->append_conf('postgresql.conf', "snowflake.host_name = 'billing-db'\n");
+start_as_host($dock, 'ctr-k2');
+$refusal = error_of($dock, 'SELECT snowflake_nextval()');
+like($refusal, qr/ERROR:  55000: this server's host name changed from "orders-db" to "billing-db" \(snowflake.host_name, on a host named "ctr-k2"\)\n/,
+	'a name set on a host the lease does not name: refused, the name set and the host\'s said');
+like($dock->safe_psql('postgres', 'SELECT not_generating FROM snowflake_status'),
+	qr/^fenced: the host name changed from "orders-db" to "billing-db" \(snowflake.host_name, on a host named "ctr-k2"\); worker id 904 is refused until snowflake.host_name names "orders-db" again, snowflake_adopt_worker_id\(\) is run, or snowflake.worker_id gives this server a worker id of its own$/,
+	'snowflake_status says the name set and the three ways out');
+# the way out the hint gives: keep the name, adopt
+$dock->safe_psql('postgres', 'SELECT snowflake_adopt_worker_id()');
+cmp_ok($dock->safe_psql('postgres', 'SELECT snowflake_nextval()'), '>', $dock_last, 'adopted under the name kept: generating');
+is(read_lease($dock)->{host_name}, 'billing-db', 'the lease records the name kept');
+$dock->stop;
+start_as_host($dock, 'ctr-k3');
+cmp_ok($dock->safe_psql('postgres', 'SELECT snowflake_nextval()'), '>', $dock_last, 'then in a new container: generating');
+$dock->stop;
 
 done_testing();
 

@@ -44,8 +44,8 @@ sub snowflake_node
 # writes (the checksum is the extension's to check).
 sub read_lease
 {
-	my ($node) = @_;
-	my $path = $node->data_dir . '/pg_snowflake/lease';
+	my ($node, $file) = @_;    # $file: 'lease' (the default) or 'fence', the fence's copy
+	my $path = $node->data_dir . '/pg_snowflake/' . ($file // 'lease');
 	return undef unless -e $path;
 	my $text = slurp_file($path);
 	# one 512-byte block: the text, then NULs (overwritten in place)

@@ -82,17 +82,26 @@
         ss[d] = 1; tgt[d] = 0; up[d] = NONE; nro++; ghost() }
 #endif
 #ifdef MOVES
-    :: atomic { d == 0 && ex[d] && !on[d] && nmov < 2 && cpd != d && IDN_FREE(IDENT(1 - HOST(idn[d]), 0, 0, 0) + REST(idn[d]), d) ->
+    :: atomic { d == 0 && ex[d] && !on[d] && nmov < 2 && cpd != d &&
+                IDN_FREE(IDENT(nm[d] != NONE -> nm[d] : 1 - kern[d], 0, 0, 0) + REST(idn[d]), d) ->
         printf("ACT moved to a host of another name %d\n", d);
-        /* the same directory under a new host name: a container recreated, a pod
-         * rescheduled, a disk failed over (no other directory has that identity:
-         * else the listed undetectable pair of block clones under one name) */
-        idn[d] = IDENT(1 - HOST(idn[d]), 0, 0, 0) + REST(idn[d]); nmov++; ghost() }
+        /* the same directory on a host of another name: a container recreated,
+         * a pod rescheduled, a disk failed over (its snowflake.host_name, if
+         * set, stays; no other directory has that identity: else the listed
+         * undetectable pair of block clones under one name) */
+        kern[d] = 1 - kern[d]; idn[d] = IDENT(EFF(d), 0, 0, 0) + REST(idn[d]); nmov++; ghost() }
     :: atomic { d == 0 && ex[d] && !on[d] && nmov < 2 && lf[d] == OK && lid[d] != idn[d] && REST(lid[d]) == REST(idn[d]) &&
                 IDN_FREE(lid[d], d) -> printf("ACT host_name set to the lease's %d\n", d);
         /* snowflake.host_name set to the name the lease records, as the refusal
          * says, the directory of that name gone (A3) */
-        idn[d] = lid[d]; nmov++; ghost() }
+        nm[d] = HOST(lid[d]); idn[d] = lid[d]; nmov++; ghost() }
+    :: atomic { d == 0 && ex[d] && !on[d] && nmov < 2 && nm[d] != 2 && IDN_FREE(IDENT(2, 0, 0, 0) + REST(idn[d]), d) ->
+        printf("ACT host_name set to a name that stays %d\n", d);
+        /* snowflake.host_name given a name no host has, the server stopped */
+        nm[d] = 2; idn[d] = IDENT(2, 0, 0, 0) + REST(idn[d]); nmov++; ghost() }
+    :: atomic { d == 0 && ex[d] && !on[d] && nmov < 2 && nm[d] != NONE && IDN_FREE(IDENT(kern[d], 0, 0, 0) + REST(idn[d]), d) ->
+        printf("ACT host_name unset %d\n", d);
+        nm[d] = NONE; idn[d] = IDENT(kern[d], 0, 0, 0) + REST(idn[d]); nmov++; ghost() }
 #endif
     :: atomic { d != 0 && ex[d] && !on[d] && (cpd == NONE || cps != d) && !IS_SUCC(d) -> printf("ACT gone for good %d\n", d);
         /* the directory gone for good */
@@ -189,13 +198,14 @@
 #endif
         new_directory(d, ht); ghost() }
     :: atomic { ex[d] && ncop < D - 1 && cpd == NONE && (SETTLED(d) || PENDING_KNOWN(d)) && HAS_LEASE(d) &&
-                (UNDET_CLONE_ON || IDENT(1 - HOST(idn[d]), 0, 0, 0) + REST(idn[d]) != lid[d]) -> printf("ACT clone on other host of %d\n", d);
+                (UNDET_CLONE_ON || IDENT(1 - kern[d], 0, 0, 0) + REST(idn[d]) != lid[d]) -> printf("ACT clone on other host of %d\n", d);
         /* a block-level clone of the volume, of a running or a stopped server, on a host of another name
          * (under the name its lease still records, after a move: the listed undetectable pair) */
         ht = ncop + 1;
         copy_lease_files(d, ht); copy_wal_conf(d, ht); copy_signals(d, ht);
         new_directory(d, ht);
-        idn[ht] = IDENT(1 - HOST(idn[d]), 0, 0, 0) + REST(idn[d]);
+        /* (its snowflake.host_name unset: the kernel's name of its host) */
+        kern[ht] = 1 - kern[d]; nm[ht] = NONE; idn[ht] = IDENT(kern[ht], 0, 0, 0) + REST(idn[d]);
         if
         :: idn[ht] == lid[d] -> mark_same(ht, d)
         :: else

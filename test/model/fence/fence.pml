@@ -46,10 +46,14 @@
  *   UNDET_RMDIR       a copy made without pg_snowflake/ (removed as a whole)
  *   RO_RESTART        the first directory started read-only with nothing to
  *                     follow, once (an HA manager's crash path), then promoted
- *   MOVES             a directory moved to a host of another name, and its
- *                     snowflake.host_name set to the name its lease records
+ *   MOVES             a directory moved to a host of another name, its
+ *                     snowflake.host_name set to the name its lease records,
+ *                     to a name that stays (a rename, F13R) or unset
  *                     (F13; the block clone on a host of another name, in
  *                     every run, takes F13's other path)
+ *   NO_F13R           (mutation) a rename on the host whose kernel name the
+ *                     lease records taken for a move; NO_F13RW: taken as a
+ *                     rename, the files not written under the new name at once
  */
 
 #ifndef D
@@ -71,7 +75,9 @@
 #define OK 1
 #define CORRUPT 2
 
-/* identity of a directory: host name << 6 | volume << 4 | birth time << 2 | inode */
+/* identity of a directory: host name << 6 | volume << 4 | birth time << 2 | inode;
+ * host names 0 and 1 are the kernel's names of the two hosts, 2 a name only
+ * snowflake.host_name gives (a name that stays) */
 #define IDENT(h, v, b, hi) ((h) * 64 + (v) * 16 + (b) * 4 + (hi))
 #define HOST(x) ((x) / 64)
 #define REST(x) ((x) % 64)
@@ -94,8 +100,12 @@ byte wrw[DMAX], wrf[DMAX], wlast[DMAX];        /* lease records past the last ch
 bit  bl[DMAX], rs[DMAX], ss[DMAX], tgt[DMAX];     /* backup_label (or pg_control's backup end), recovery.signal, standby.signal, a recovery target */
 byte up[DMAX];                 /* a standby's primary */
 byte conf[DMAX];               /* snowflake.worker_id in postgresql(.auto).conf */
-/* (snowflake.host_name is the identity's host name: a directory moved to a
- * host of another name, or set to the name its lease records, changes idn) */
+/* (the identity's host name is snowflake.host_name's, nm, or else the
+ * kernel's name of the host the directory is on, kern: a directory moved to
+ * a host of another name, or its snowflake.host_name set, changes idn) */
+byte kern[DMAX];               /* the kernel's host name of its host (0 or 1) */
+byte nm[DMAX];                 /* snowflake.host_name (NONE: unset) */
+#define EFF(d) (nm[d] != NONE -> nm[d] : kern[d])
 byte guc[DMAX];                /* as the server last loaded it */
 bit  demoted[DMAX];            /* an old primary after a failover */
 byte succ[DMAX];               /* the standby promoted in its place */
@@ -173,6 +183,9 @@ inline ghost() {
              * host name its lease does not record (F13): after the name is set
              * back, it issues */
             assert(hi != 0 || mvt[0] || (fen[0] & BIT(weff[0])) == 0);
+            /* L13R: nor is it taken for moved when its lease records the
+             * kernel's name of the host it is on (a rename, F13R) */
+            assert(hi != 0 || mvw[0] == 0 || HOST(mvid[0]) != kern[0]);
 #endif
             skip
         :: else
@@ -271,6 +284,30 @@ inline start(d) {
 #ifdef NO_F13
     /* (mutation) a lease that differs only by its host name taken as this directory's */
     elsewhere[d] = elsewhere[d] && !MOVED(d);
+#endif
+#ifndef NO_F13R
+    /* F13R: a lease this volume, directory and birth time wrote under the
+     * kernel's name of this host, started under snowflake.host_name: a rename,
+     * this directory's lease (writer_of: Writer::Renamed), both files written
+     * at once under the new name (rename_at_start: else the fence's copy,
+     * standing in for a lease file removed later, would keep the old one) */
+    if
+    :: elsewhere[d] && MOVED(d) && HOST(L_id) == kern[d] ->
+        elsewhere[d] = 0;
+#ifndef NO_F13RW
+        if
+        :: lf[d] == OK -> lid[d] = idn[d]
+        :: else
+        fi;
+        if
+        :: ff[d] == OK -> fid[d] = idn[d]
+        :: else
+        fi
+#else
+        skip     /* (mutation) the files keep the old name until their next write */
+#endif
+    :: else
+    fi;
 #endif
     /* fence_if_copy: restores() (F3), streaming_standby() (F4) */
 #ifndef NO_F3
@@ -455,7 +492,7 @@ inline copy_signals(hs, ht) {
     bl[ht] = bl[hs]; rs[ht] = rs[hs]; ss[ht] = ss[hs]; tgt[ht] = tgt[hs]; up[ht] = up[hs]
 }
 inline new_directory(hs, ht) {
-    ex[ht] = 1; src[ht] = hs; ncop++;
+    ex[ht] = 1; src[ht] = hs; ncop++; kern[ht] = kern[hs]; nm[ht] = nm[hs];
     demoted[ht] = 0; succ[ht] = NONE; same[ht] = 0; decided[ht] = 0
 }
 inline finish_running_copy() {
@@ -554,7 +591,7 @@ inline finish_running_copy() {
 #endif
 
 active proctype world() {
-    ex[0] = 1; idn[0] = IDENT(0, 0, 0, 0); src[0] = NONE; conf[0] = 1; guc[0] = 1;
+    ex[0] = 1; idn[0] = IDENT(0, 0, 0, 0); src[0] = NONE; conf[0] = 1; guc[0] = 1; kern[0] = 0; nm[0] = NONE;
     hi = 0;
     do
     :: hi < D -> succ[hi] = NONE; up[hi] = NONE; hi++

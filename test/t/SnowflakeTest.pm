@@ -78,6 +78,8 @@ sub background_worker_pid
 {
 	my ($node, $name) = @_;
 	my ($postmaster) = split /\n/, slurp_file($node->data_dir . '/postmaster.pid');
+	return emulated_worker_pid($node, $postmaster)
+	  if (readlink("/proc/$postmaster/exe") // '') =~ m{/qemu-[^/]+\z};
 	for my $stat (glob '/proc/[0-9]*/stat')
 	{
 		open my $fh, '<', $stat or next;
@@ -89,6 +91,40 @@ sub background_worker_pid
 		my $cmdline = <$cmd> // '';
 		close $cmd;
 		return $pid if $cmdline =~ $name;
+	}
+	return undef;
+}
+
+# A server run under qemu-user (test/run's arm64 step: Debian's arm64
+# PostgreSQL on this machine) shows the emulator's command line in /proc for
+# every process, not the title PostgreSQL gives each in the emulated memory:
+# the worker is then the postmaster's one child that pg_stat_activity does not
+# list (it lists the backends, the auxiliary processes and the workers
+# connected to a database), the same in three looks 200 ms apart (a process
+# forked in between is listed by the next look, one exiting has left the list
+# first and is looked at again), within 5 s; else undef (a node with a second
+# such worker, the registry's, is not told apart here).
+sub emulated_worker_pid
+{
+	my ($node, $postmaster) = @_;
+	my $deadline = Time::HiRes::time() + 5;
+	my @looks;
+	while (Time::HiRes::time() < $deadline)
+	{
+		my %listed = map { $_ => 1 } split /\n/, $node->safe_psql('postgres', 'SELECT pid FROM pg_stat_activity');
+		my @unlisted;
+		for my $stat (glob '/proc/[0-9]*/stat')
+		{
+			open my $fh, '<', $stat or next;
+			my $line = <$fh>;
+			close $fh;
+			push @unlisted, $1
+			  if defined $line && $line =~ /^(\d+) \(.*\) ([^Z]) (\d+) / && $3 == $postmaster && !$listed{$1};
+		}
+		@looks = () unless @unlisted == 1 && (!@looks || $looks[0] == $unlisted[0]);
+		push @looks, $unlisted[0] if @unlisted == 1;
+		return $looks[0] if @looks == 3;
+		Time::HiRes::usleep(200_000);
 	}
 	return undef;
 }

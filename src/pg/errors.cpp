@@ -77,7 +77,7 @@ void refuse_call(Status status) {
                                 errdetail("Ids under worker id %u are refused until this server is told which "
                                           "server it is. %s",
                                           worker_id, kMovedDetail),
-                                errhint(kMovedHint, moved_from_name(state))));
+                                errhint(kMovedHint, worker_id, moved_from_name(state))));
             ereport(ERROR,
                     (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
                      errmsg("this server is a copy of another server and may not issue ids under "

@@ -150,7 +150,7 @@ void fence_moved(SharedState& state, const Lease& lease, std::uint32_t configure
         ereport(LOG, (errmsg("snowflake: the host name changed from %s to %s; ids under worker id %u are "
                              "refused until the server is told which it is",
                              moved_from_name(state), moved_to_name(), source),
-                      errdetail("%s", kMovedDetail), errhint(kMovedHint, moved_from_name(state))));
+                      errdetail("%s", kMovedDetail), errhint(kMovedHint, source, moved_from_name(state))));
 }
 
 }  // namespace

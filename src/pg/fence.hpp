@@ -24,7 +24,8 @@ inline constexpr char kMovedDetail[] =
     "failed over to another host), or a block-level clone of its volume on a host of another name.";
 inline constexpr char kMovedHint[] =
     "If it is a clone of the volume (a snapshot), set \"snowflake.worker_id\" to a number no other node "
-    "uses. If it is the same data directory and no copy of it runs under %s, either set "
+    "uses. If it is the same data directory, and no other server issues ids under worker id %u (under %s or "
+    "any other name: the server it was copied from may have been renamed since), either set "
     "\"snowflake.host_name\" to that name in postgresql.conf and restart, or keep the name it runs under "
     "and run SELECT snowflake_adopt_worker_id(), which records it: under a name that stays, new host names "
     "no longer stop it (docs/containers.md).";

@@ -62,8 +62,9 @@ std::uint64_t volume_id() {
 // another; the same directory keeps them across restarts, reboots and
 // remounts. A block-level clone of the volume keeps them too, unless given a
 // new UUID (docs/ha-and-copies.md).
-// The host name is snowflake.host_name's, or the kernel's (server_host_name()).
-void own_directory(std::uint64_t& host, std::uint64_t& inode, const char* name = server_host_name()) {
+// The host name is `name`: snowflake.host_name's, or the kernel's
+// (server_host_name()), or the one a rename gives it (renaming_to).
+void own_directory(const char* name, std::uint64_t& host, std::uint64_t& inode) {
     struct statx st {};
     const bool known = statx(AT_FDCWD, ".", 0, STATX_INO | STATX_BTIME, &st) == 0;
     inode = known ? st.stx_ino : 0;
@@ -79,39 +80,32 @@ void own_directory(std::uint64_t& host, std::uint64_t& inode, const char* name =
     host = static_cast<std::uint64_t>(crc32c(name, strlen(name))) | static_cast<std::uint64_t>(where) << 32;
 }
 
-// The host name recorded beside its hash, for the messages that name it.
-void record_host_name(Lease& lease) {
-    const char* name = server_host_name();
-    std::memcpy(lease.host_name.data(), name, strlen(name) + 1);
+// The host name this server's leases are stamped with: the one it runs
+// under, or, while a rename waits for the next start, the new one (F13R).
+const char* stamped_name(const SharedState* state) {
+    return state != nullptr && state->renaming_to[0] != '\0' ? state->renaming_to : server_host_name();
 }
 
 }  // namespace
 
-// Whether a lease file was written by this data directory, by it on this
-// host under the kernel's host name before snowflake.host_name named it (a
-// rename, F13R), by it under another host name (its volume, birth time and
-// inode the same: moved, or a block clone on a host of another name), or
-// elsewhere. A file written before the volume was recorded (by 1.0) has 0 in
-// the high bits of its host: its host name and inode decide, until this
-// server writes the lease again.
-Writer writer_of(const Lease& lease) {
-    const std::uint64_t mask = (lease.directory_host >> 32) == 0 ? 0xFFFFFFFFu : ~std::uint64_t{0};
+// Whether a lease file was written by this data directory, by it under
+// another host name (its volume, birth time and inode the same: moved, or a
+// block clone on a host of another name), or elsewhere. A file written before
+// the volume was recorded (by 1.0) has 0 in the high bits of its host: its
+// host name and inode decide, until this server writes the lease again.
+Writer writer_of(const Lease& lease, const char* name) {
     std::uint64_t host, inode;
-    own_directory(host, inode);
-    if (lease.directory_host == (host & mask) && lease.directory_inode == inode) return Writer::Here;
+    own_directory(name, host, inode);
+    if ((lease.directory_host >> 32) == 0) host &= 0xFFFFFFFFu;
+    if (lease.directory_host == host && lease.directory_inode == inode) return Writer::Here;
     // (a 1.0 lease, or a volume with neither an id read nor a birth time: the
     // inode alone, masked above)
-    const bool same_place = (lease.directory_host >> 32) == ((host & mask) >> 32) && lease.directory_inode == inode;
-    if (!same_place) return Writer::Elsewhere;
-    // The kernel's name of this host is the one the lease records: no copy
-    // the environment tells apart from this directory could hold that lease
-    // under this name (a block clone on a host of the same name is the listed
-    // pair), whatever snowflake.host_name now says.
-    own_directory(host, inode, kernel_host_name());
-    return lease.directory_host == (host & mask) ? Writer::Renamed : Writer::OtherHostName;
+    const bool same_place = (lease.directory_host >> 32) == (host >> 32) && lease.directory_inode == inode;
+    return same_place ? Writer::OtherHostName : Writer::Elsewhere;
 }
 
-// The lease stamped with this data directory. A moved directory (fence.hpp,
+// The lease stamped with this data directory (under the name a rename gives
+// it, F13R, while the rename waits for the next start). A moved directory (fence.hpp,
 // F13) keeps the identity its lease records, without the fence of this start,
 // while the worker id it names is in effect; a lease under another worker id
 // ends the move.
@@ -130,8 +124,9 @@ Lease as_written(const Lease& lease) {
         }
     } else {
         if (moved != kNoWorker) state->moved_worker.store(kNoWorker);
-        own_directory(stamped.directory_host, stamped.directory_inode);
-        record_host_name(stamped);
+        const char* name = stamped_name(state);
+        own_directory(name, stamped.directory_host, stamped.directory_inode);
+        std::memcpy(stamped.host_name.data(), name, strlen(name) + 1);
     }
     return stamped;
 }

@@ -7,12 +7,12 @@
 
 namespace snowflake::pg {
 
-// Whether a lease file was written by this data directory, by it on this
-// host under the kernel's host name before snowflake.host_name named it (a
-// rename, F13R), by it under another host name (moved, or a block clone on a
-// host of another name), or elsewhere (a copy).
-enum class Writer { Here, Renamed, OtherHostName, Elsewhere };
-Writer writer_of(const Lease& lease);
+// Whether a lease file was written by this data directory, by it under
+// another host name (moved, or a block clone on a host of another name), or
+// elsewhere (a copy).
+enum class Writer { Here, OtherHostName, Elsewhere };
+// `name`: the host name to tell it by (a rename's, at a crash's re-initialisation).
+Writer writer_of(const Lease& lease, const char* name = server_host_name());
 
 // The lease as it is written (the file, the fence's copy, the WAL record):
 // stamped with this data directory, or, moved, with its lease's identity and

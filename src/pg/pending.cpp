@@ -32,24 +32,56 @@ bool worker_of(const char* text, std::uint32_t& worker) {
     return true;
 }
 
-// The worker id the settings' files name: postgresql.conf and what it
+// The value the settings' files give `setting`: postgresql.conf and what it
 // includes, then, `with_auto`, postgresql.auto.conf, the last line naming it
-// winning, as a reload reads them (kNoWorker: none); false when a file cannot
-// be read or parsed (a reload would refuse it too).
-bool worker_in_files(bool with_auto, std::uint32_t& worker) {
+// winning, as a reload reads them, copied into `value` ("" when none names
+// it); false when a file cannot be read or parsed (a reload would refuse it
+// too) or the value does not fit in `size` bytes.
+bool setting_in_files(const char* setting, bool with_auto, char* value, std::size_t size) {
     MemoryContext files = AllocSetContextCreate(CurrentMemoryContext, "snowflake settings files", ALLOCSET_SMALL_SIZES);
     MemoryContext caller = MemoryContextSwitchTo(files);
     ConfigVariable *head = nullptr, *tail = nullptr;
     bool ok = ParseConfigFile(ConfigFileName, true, nullptr, 0, 0, DEBUG1, &head, &tail) &&
               (!with_auto || ParseConfigFile(PG_AUTOCONF_FILENAME, false, nullptr, 0, 0, DEBUG1, &head, &tail));
-    const char* last = nullptr;  // a reload takes the last line, whatever the ones before say
+    const char* last = "";  // a reload takes the last line, whatever the ones before say
     for (ConfigVariable* item = head; ok && item != nullptr; item = item->next)
-        if (pg_strcasecmp(item->name, kWorkerIdSetting) == 0) last = item->value;
-    worker = kNoWorker;
-    ok = ok && (last == nullptr || worker_of(last, worker));
+        if (pg_strcasecmp(item->name, setting) == 0) last = item->value;
+    ok = ok && strlcpy(value, last, size) < size;
     MemoryContextSwitchTo(caller);
     MemoryContextDelete(files);
     return ok;
+}
+
+// The worker id the settings' files name (kNoWorker: none); false as
+// setting_in_files, or when it is not one.
+bool worker_in_files(bool with_auto, std::uint32_t& worker) {
+    char value[32];
+    worker = kNoWorker;
+    return setting_in_files(kWorkerIdSetting, with_auto, value, sizeof value) &&
+           (value[0] == '\0' || worker_of(value, worker));
+}
+
+// A rename (F13R): the name the files give from the next start recorded as
+// the one every lease is stamped with, or, back to the name it runs under,
+// withdrawn; logged once written. Only where the name it runs under is the
+// files' (not the command line's), and the lease is this directory's under
+// that name (not a move's). Called holding settings_busy.
+void record_rename(SharedState& state) {
+    char next[kHostNameMax + 1];
+    if (!state.names_from_files || state.moved_worker.load() != kNoWorker || state.lease_elsewhere.load() ||
+        !name_in_files(next))
+        return;
+    const char* target = std::strcmp(next, server_host_name()) == 0 ? "" : next;
+    if (std::strcmp(target, state.renaming_to) == 0 || !rewrite_lease_renamed(state, target)) return;
+    if (target[0] != '\0')
+        ereport(LOG, (errmsg("snowflake: the settings' files name this server \"%s\" from its next start: a rename; "
+                             "its lease records the new name from now on", target),
+                      errdetail("It runs under \"%s\" until it is restarted, then continues its ids under the new "
+                                "name, on this host or another. A copy of this data directory refuses them as "
+                                "before.", server_host_name())));
+    else
+        ereport(LOG, (errmsg("snowflake: the settings' files name this server \"%s\" again: the rename is withdrawn",
+                             server_host_name())));
 }
 
 // Whether this server records a pending worker id: a primary, generating (a
@@ -191,7 +223,15 @@ void poll_pending_worker(SharedState& state) {
     if (!records(state) || !take_settings(state)) return;
     std::uint32_t files = kNoWorker;
     if (worker_in_files(true, files)) (void)record_pending(state, files);
+    record_rename(state);
     release_settings(state);
+}
+
+bool name_in_files(char* name) {
+    char value[kHostNameMax + 2];  // (one more: a longer name does not fit, and is refused)
+    if (!setting_in_files("snowflake.host_name", true, value, sizeof value)) return false;
+    strlcpy(name, value[0] != '\0' ? value : kernel_host_name(), kHostNameMax + 1);
+    return recordable_host_name(name);
 }
 
 }  // namespace snowflake::pg

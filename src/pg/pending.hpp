@@ -13,7 +13,15 @@ namespace snowflake::pg {
 
 // From _PG_init, when preloaded: the ALTER SYSTEM hook.
 void install_pending_hook();
-// The lease writer's poll: reads the settings' files and records what they name.
+// The lease writer's poll: reads the settings' files and records what they
+// name: a pending worker id, and a rename (F13R: snowflake.host_name given
+// in the files while the server runs under the name its lease records, the
+// lease stamped with the new name from then on: renaming_to).
 void poll_pending_worker(SharedState& state);
+// The host name the settings' files give this server from its next start
+// (snowflake.host_name's, or the kernel's when they give none), into `name`
+// (kHostNameMax + 1 bytes); false when they cannot be read or give a name no
+// lease can record.
+bool name_in_files(char* name);
 
 }  // namespace snowflake::pg

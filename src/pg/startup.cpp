@@ -6,24 +6,28 @@
 #include "fence.hpp"
 #include "identity.hpp"
 #include "lease_file.hpp"
+#include "pending.hpp"
 #include "upgrade.hpp"
 
 namespace snowflake::pg {
 namespace {
 
-// A lease this directory wrote on this host under the kernel's host name,
-// started under snowflake.host_name (F13R): a rename. Both files are written
-// at once under the new name (the fence's copy, standing in for a lease file
-// removed later, would otherwise keep the old one); false, logged, when a
-// write fails: the start is then taken for a move.
-bool renamed(const Lease& lease, bool lease_file, const Lease* fence_copy) {
-    if ((lease_file && !write_lease(lease, LOG)) || (fence_copy != nullptr && !write_fence_copy(*fence_copy, LOG)))
+// Whether the host name this server runs under is the one its settings'
+// files give (decided at the postmaster's first start: a change of the files
+// after it is a rename), and, re-initialised after a crash while a rename
+// waited for the next start (F13R: the lease already stamped with the new
+// name, the files giving it), whether the lease is this directory's under
+// that name: the rename then still waits, as before the crash.
+bool renamed_before(SharedState& state, const Lease& lease, bool exists) {
+    static int from_files = -1;  // (the postmaster's: kept across re-initialisations)
+    char files[kHostNameMax + 1];
+    const bool read = name_in_files(files);
+    if (from_files < 0) from_files = read && std::strcmp(files, server_host_name()) == 0;
+    state.names_from_files = from_files == 1;
+    if (!exists || !state.names_from_files || !read || std::strcmp(files, server_host_name()) == 0 ||
+        writer_of(lease, files) != Writer::Here)
         return false;
-    ereport(LOG, (errmsg("snowflake: this server is renamed from \"%s\", this host's name, to \"%s\" "
-                         "(snowflake.host_name); its lease records the new name",
-                         kernel_host_name(), server_host_name()),
-                  errdetail("The lease file was written by this data directory on this host under the kernel's "
-                            "host name: a rename, not a move. Ids continue.")));
+    strlcpy(state.renaming_to, files, sizeof state.renaming_to);
     return true;
 }
 
@@ -32,7 +36,6 @@ bool renamed(const Lease& lease, bool lease_file, const Lease* fence_copy) {
 // readable one.
 bool load_lease(SharedState& state, Lease& lease) {
     LeaseFile file = read_lease(kLeasePath, lease);
-    const bool lease_read = file == LeaseFile::Ok;  // (not the fence's copy standing in)
     // The fence's copy: its fence is kept whatever became of the lease file,
     // and it stands in for a lease file that was removed.
     Lease kept{};
@@ -64,12 +67,10 @@ bool load_lease(SharedState& state, Lease& lease) {
         fence(state.generator, lease.fenced[i], true);
     for (std::uint32_t i = 0; fence_file == LeaseFile::Ok && !registry_mode() && i < kept.fenced_count; ++i)
         fence(state.generator, kept.fenced[i], true);
-    state.moved_worker = kNoWorker;
-    Writer writer = exists ? writer_of(lease) : Writer::Here;
-    if (writer == Writer::Renamed)
-        writer = renamed(lease, lease_read, fence_file == LeaseFile::Ok ? &kept : nullptr) ? Writer::Here
-                                                                                         : Writer::OtherHostName;
+    const bool renamed = renamed_before(state, lease, exists);
+    const Writer writer = exists && !renamed ? writer_of(lease) : Writer::Here;
     state.lease_elsewhere = writer != Writer::Here;
+    state.moved_worker = kNoWorker;
     if (writer == Writer::OtherHostName) state.moved_from = lease;  // fence_if_copy decides
     if (exists) state.lease_worker_id = lease.worker_id;
     check_upgrade_marks(state, lease, exists);

@@ -27,6 +27,20 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use SnowflakeTest;
+use Time::HiRes qw(usleep);
+
+# waits until the lease names $want (undef: none) as its pending worker id
+sub PostgreSQL::Test::Cluster::poll_until_lease_pending
+{
+	my ($node, $want) = @_;
+	for (1 .. 200)
+	{
+		my $pending = read_lease($node)->{pending};
+		return if ($pending // '') eq ($want // '');
+		usleep(50_000);
+	}
+	die 'the lease never named ' . ($want // 'no') . ' pending worker id';
+}
 
 # starts a node in a UTS namespace of its own whose host name is $host
 sub start_as_host
@@ -65,7 +79,7 @@ like($refusal, qr/ERROR:  55000: this server's host name changed from "ctr-a1" t
 	'new host name: refused with SQLSTATE 55000, both names given');
 like($refusal, qr/DETAIL:  Ids under worker id 900 are refused until this server is told which server it is\. The volume, the data directory and its birth time are the ones the lease file was written in/,
 	'the detail says what did not change');
-like($refusal, qr/HINT:  If it is a clone of the volume \(a snapshot\), set "snowflake.worker_id" to a number no other node uses\. If it is the same data directory and no copy of it runs under "ctr-a1", either set "snowflake.host_name" to that name in postgresql.conf and restart, or keep the name it runs under and run SELECT snowflake_adopt_worker_id\(\), which records it/,
+like($refusal, qr/HINT:  If it is a clone of the volume \(a snapshot\), set "snowflake.worker_id" to a number no other node uses\. If it is the same data directory, and no other server issues ids under worker id 900 \(under "ctr-a1" or any other name: the server it was copied from may have been renamed since\), either set "snowflake.host_name" to that name in postgresql.conf and restart, or keep the name it runs under and run SELECT snowflake_adopt_worker_id\(\), which records it/,
 	'the hint gives the fix for each: a clone its own worker id, the same directory the name the lease records or an adoption');
 ok($node->log_contains(qr/LOG:  snowflake: the host name changed from "ctr-a1" to "ctr-b2" \(this host's name\); ids under worker id 900 are refused/, $offset),
 	'the start-up LOG line says it');
@@ -192,50 +206,86 @@ cmp_ok($standby->safe_psql('postgres', 'SELECT snowflake_nextval()'), '>', $prim
 	'failover after a move: the promoted standby generates, above the primary\'s ids');
 $standby->stop;
 
-# 8. A rename is not a move (F13R). A server that ran under its kernel's host
-# name, given snowflake.host_name and restarted on the same host: it keeps
-# issuing, its lease and the fence's copy record the new name, and new
-# containers under that name issue too. Under a name set, a start on a host
-# its lease does not name is refused, both names said; the way out: the name
-# to keep and an adoption, which records it.
+# 8. A rename is not a move (F13R). snowflake.host_name given in the files of
+# a server that runs under the name its lease records (its kernel's host name
+# here): the lease writer's poll records the rename, the lease and the fence's
+# copy stamped with the new name at once; restarted, on this host or in a new
+# container, it keeps issuing. Given the name on a stopped server started on
+# another host, it is a move: refused, both names said; the way out a refused
+# server has: its recorded name, then a rename while it runs, or an adoption.
 my $dock = snowflake_node('dock', 904);
 start_as_host($dock, 'dockA');
 $dock->safe_psql('postgres', 'CREATE EXTENSION snowflake');
 my $dock_last = $dock->safe_psql('postgres', 'SELECT max(snowflake_nextval()) FROM generate_series(1, 1000)');
-$dock->stop;
-ok(-e $dock->data_dir . '/pg_snowflake/fence' && read_lease($dock, 'fence')->{host_name} eq 'dockA',
-	"the fence's copy records the kernel's host name");
-$dock->append_conf('postgresql.conf', "snowflake.host_name = 'orders-db'\n");
 $offset = -s $dock->logfile;
+$dock->append_conf('postgresql.conf', "snowflake.host_name = 'orders-db'\n");
+$dock->wait_for_log(qr/LOG:  snowflake: the settings' files name this server "orders-db" from its next start: a rename; its lease records the new name from now on/, $offset);
+is_deeply([ read_lease($dock)->{host_name}, read_lease($dock, 'fence')->{host_name} ], [ 'orders-db', 'orders-db' ],
+	"a name given in the files of a running server: the lease and the fence's copy record it at once");
+cmp_ok($dock->safe_psql('postgres', 'SELECT snowflake_nextval()'), '>', $dock_last, 'it issues on until its restart');
+kill9_and_wait($dock);
 start_as_host($dock, 'dockA');
 my $renamed = $dock->safe_psql('postgres', 'SELECT snowflake_nextval()');
-cmp_ok($renamed, '>', $dock_last, 'a rename on the same host: generating, above the ids before');
-ok($dock->log_contains(qr/LOG:  snowflake: this server is renamed from "dockA", this host's name, to "orders-db" \(snowflake.host_name\); its lease records the new name/, $offset),
-	'the start says it is a rename');
-is_deeply([ read_lease($dock)->{host_name}, read_lease($dock, 'fence')->{host_name} ], [ 'orders-db', 'orders-db' ],
-	"the lease and the fence's copy record the new name at once");
-kill9_and_wait($dock);
+cmp_ok($renamed, '>', $dock_last, 'killed, started on the same host under the new name: a rename, generating');
+$dock->stop;
 start_as_host($dock, 'ctr-k1');
 $dock_last = $dock->safe_psql('postgres', 'SELECT snowflake_nextval()');
-cmp_ok($dock_last, '>', $renamed, 'killed, started in a new container under the name kept: generating');
+cmp_ok($dock_last, '>', $renamed, 'started in a new container under the name kept: generating');
+# a rename given and withdrawn before the restart
+$offset = -s $dock->logfile;
+$dock->append_conf('postgresql.conf', "snowflake.host_name = 'orders-db-2'\n");
+$dock->wait_for_log(qr/name this server "orders-db-2" from its next start/, $offset);
+$dock->append_conf('postgresql.conf', "snowflake.host_name = 'orders-db'\n");
+$dock->wait_for_log(qr/LOG:  snowflake: the settings' files name this server "orders-db" again: the rename is withdrawn/, $offset);
+is(read_lease($dock)->{host_name}, 'orders-db', 'withdrawn: the lease records the name it runs under again');
 $dock->stop;
-# a move under a name set: the lease names "orders-db", this host neither
+# given on a stopped server, started on another host: a move
 $dock->append_conf('postgresql.conf', "snowflake.host_name = 'billing-db'\n");
 start_as_host($dock, 'ctr-k2');
 $refusal = error_of($dock, 'SELECT snowflake_nextval()');
 like($refusal, qr/ERROR:  55000: this server's host name changed from "orders-db" to "billing-db" \(snowflake.host_name, on a host named "ctr-k2"\)\n/,
-	'a name set on a host the lease does not name: refused, the name set and the host\'s said');
+	'a name set on a stopped server started on another host: refused, the name set and the host\'s said');
 like($dock->safe_psql('postgres', 'SELECT not_generating FROM snowflake_status'),
 	qr/^fenced: the host name changed from "orders-db" to "billing-db" \(snowflake.host_name, on a host named "ctr-k2"\); worker id 904 is refused until snowflake.host_name names "orders-db" again, snowflake_adopt_worker_id\(\) is run, or snowflake.worker_id gives this server a worker id of its own$/,
 	'snowflake_status says the name set and the three ways out');
-# the way out the hint gives: keep the name, adopt
-$dock->safe_psql('postgres', 'SELECT snowflake_adopt_worker_id()');
-cmp_ok($dock->safe_psql('postgres', 'SELECT snowflake_nextval()'), '>', $dock_last, 'adopted under the name kept: generating');
-is(read_lease($dock)->{host_name}, 'billing-db', 'the lease records the name kept');
 $dock->stop;
+# the way out: the recorded name, then the name to keep given while it runs (row 2 of issue 57)
+$dock->append_conf('postgresql.conf', "snowflake.host_name = 'orders-db'\n");
 start_as_host($dock, 'ctr-k3');
-cmp_ok($dock->safe_psql('postgres', 'SELECT snowflake_nextval()'), '>', $dock_last, 'then in a new container: generating');
+$dock_last = $dock->safe_psql('postgres', 'SELECT snowflake_nextval()');
+$offset = -s $dock->logfile;
+$dock->append_conf('postgresql.conf', "snowflake.host_name = 'billing-db'\n");
+$dock->wait_for_log(qr/name this server "billing-db" from its next start: a rename/, $offset);
 $dock->stop;
+start_as_host($dock, 'ctr-k4');
+cmp_ok($dock->safe_psql('postgres', 'SELECT snowflake_nextval()'), '>', $dock_last,
+	'run under the recorded name, renamed while it ran, started in a new container: generating');
+$dock->stop;
+# or an adoption, which records the name it runs under
+$dock->append_conf('postgresql.conf', "snowflake.host_name = 'ledger-db'\n");
+start_as_host($dock, 'ctr-k5');
+like(error_of($dock, 'SELECT snowflake_nextval()'), qr/changed from "billing-db" to "ledger-db"/, 'set while stopped: refused');
+$dock->safe_psql('postgres', 'SELECT snowflake_adopt_worker_id()');
+cmp_ok($dock->safe_psql('postgres', 'SELECT snowflake_nextval()'), '>', $dock_last, 'adopted: generating');
+is(read_lease($dock)->{host_name}, 'ledger-db', 'the lease records the name it runs under');
+$dock->stop;
+# a name given on the command line is not the files': their change is no rename
+my $cli = snowflake_node('cli', 905);
+$cli->append_conf('postgresql.conf', "snowflake.host_name = 'files-name'\n");
+my $ret = PostgreSQL::Test::Utils::system_log('unshare', '--user', '--map-current-user', '--uts', '--keep-caps',
+	'sh', '-c', 'hostname cliA && exec "$@"', 'sh', 'pg_ctl', '-w', '-D', $cli->data_dir, '-l', $cli->logfile,
+	'-o', '-c snowflake.host_name=cli-name', 'start');
+BAIL_OUT('could not start cliA') if $ret != 0;
+$cli->_update_pid(1);
+$cli->safe_psql('postgres', 'CREATE EXTENSION snowflake');
+$cli->safe_psql('postgres', 'SELECT snowflake_nextval()');
+# the poll that records a pending worker id (seen in the lease) records a rename in the same turn
+$cli->append_conf('postgresql.conf', "snowflake.host_name = 'files-name-2'\nsnowflake.worker_id = 906\n");
+$cli->poll_until_lease_pending(906);
+$cli->append_conf('postgresql.conf', "snowflake.worker_id = 905\n");
+$cli->poll_until_lease_pending(undef);
+is(read_lease($cli)->{host_name}, 'cli-name', 'a name from the command line: a change of the files is no rename');
+$cli->stop;
 
 done_testing();
 

@@ -97,7 +97,7 @@ FROM accounts WHERE name = '" . $node->name . "'");
 }
 my ($ids, $distinct) = split /\|/, $coordinator->safe_psql('postgres', 'SELECT count(*), count(DISTINCT id) FROM accounts');
 is($distinct, $ids, "$ids ids through three nodes, 0 duplicates");
-my $citus = $coordinator->safe_psql('postgres', q{SELECT split_part(citus_version(), ' ', 2) || ' on PostgreSQL ' || current_setting('server_version')});
+my $citus = $coordinator->safe_psql('postgres', q{SELECT split_part(citus_version(), ' ', 2) || ' on PostgreSQL ' || split_part(current_setting('server_version'), ' ', 1)});
 diag("Citus $citus: $ids ids written through the coordinator and two workers, " . ($ids - $distinct) . ' duplicates');
 
 # a lookup by id: one shard

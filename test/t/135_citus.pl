@@ -5,7 +5,8 @@
 # node carry that node's worker id, none twice; a lookup by id is routed to one
 # shard; a time range on a distributed table partitioned by id ranges prunes
 # partitions on the worker. Runs where Citus is installed (test/run builds it
-# from ../shared/vendor for 15 and 17); skips only where it is not.
+# from ../shared/vendor: 13.2.2 for 15, 14.0.1 for 17 and 18); skips only where
+# it is not.
 use strict;
 use warnings FATAL => 'all';
 
@@ -18,15 +19,15 @@ my $pkglibdir = `pg_config --pkglibdir`;
 chomp $pkglibdir;
 if (!-e "$pkglibdir/citus.so")
 {
-	# built from the vendored source for 15 and 17 (test/run): its absence there is a failure
-	if ($ENV{SNOWFLAKE_CITUS_VENDOR} && ($ENV{PG_MAJOR} // '15') =~ /^1[5-7]$/)
+	# built from the vendored source for 15 to 18 (test/run, test/citus-build): its absence there is a failure
+	if ($ENV{SNOWFLAKE_CITUS_VENDOR} && ($ENV{PG_MAJOR} // '15') =~ /^1[5-8]$/)
 	{
 		fail("Citus was to be built from $ENV{SNOWFLAKE_CITUS_VENDOR}, but $pkglibdir/citus.so is missing");
 		done_testing();
 		exit;
 	}
-	plan skip_all => ($ENV{PG_MAJOR} // '15') > 17
-	  ? "Citus 13.2 (vendored: no reachable registry has Citus) supports PostgreSQL 15 to 17, not $ENV{PG_MAJOR}"
+	plan skip_all => ($ENV{PG_MAJOR} // '15') > 18
+	  ? "no Citus supports PostgreSQL $ENV{PG_MAJOR} (Citus 14.0, the newest, supports 16 to 18; 13.2, 15 to 17)"
 	  : "Citus is not built (no $pkglibdir/citus.so)";
 }
 
@@ -96,7 +97,8 @@ FROM accounts WHERE name = '" . $node->name . "'");
 }
 my ($ids, $distinct) = split /\|/, $coordinator->safe_psql('postgres', 'SELECT count(*), count(DISTINCT id) FROM accounts');
 is($distinct, $ids, "$ids ids through three nodes, 0 duplicates");
-diag("Citus: $ids ids written through the coordinator and two workers, " . ($ids - $distinct) . ' duplicates');
+my $citus = $coordinator->safe_psql('postgres', q{SELECT split_part(citus_version(), ' ', 2) || ' on PostgreSQL ' || split_part(current_setting('server_version'), ' ', 1)});
+diag("Citus $citus: $ids ids written through the coordinator and two workers, " . ($ids - $distinct) . ' duplicates');
 
 # a lookup by id: one shard
 my $id = $coordinator->safe_psql('postgres', "SELECT id FROM accounts WHERE name = 'worker2' LIMIT 1");

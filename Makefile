@@ -117,7 +117,7 @@ dist:
 # (a search path of the machine that built it) is refused.
 IMAGE_VOLUME = build/image-volume
 DEB =
-deb_field = $(shell dpkg-deb -f '$(DEB)' $(1))
+deb_field = $(if $(DEB),$(shell dpkg-deb -f '$(DEB)' $(1)))
 deb_major = $(patsubst postgresql-%-snowflake,%,$(call deb_field,Package))
 image-volume:
 	@[ -n '$(DEB)' ] || { echo 'usage: make image-volume DEB=postgresql-NN-snowflake_VERSION_ARCH.deb'; exit 2; }
@@ -147,7 +147,7 @@ OCI_LAYOUT = build/oci
 DISTRIBUTION = $(shell . /etc/os-release && echo $$VERSION_CODENAME)
 IMAGE_SOURCE =
 IMAGE_REVISION = $(shell git rev-parse HEAD 2>/dev/null)
-deb_version = $(shell dpkg-deb -f '$(DEB)' Version | sed -E 's/^[0-9]+://; s/-[^-]*$$//')
+deb_version = $(if $(DEB),$(shell dpkg-deb -f '$(DEB)' Version | sed -E 's/^[0-9]+://; s/-[^-]*$$//'))
 OCI_TAG = $(deb_version)-$(deb_major)-$(DISTRIBUTION)
 image-oci: image-volume
 	@[ -n '$(IMAGE_SOURCE)' ] || { echo 'make image-oci: set IMAGE_SOURCE to the URL of the source (org.opencontainers.image.source)'; exit 2; }

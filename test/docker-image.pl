@@ -145,7 +145,7 @@ like(`chroot '$rootfs' dpkg-query -W -f '\${Status} \${Version}' $package 2>&1`,
 ok(-f "$rootfs/docker-entrypoint-initdb.d/00-snowflake.sql", 'and its init script in /docker-entrypoint-initdb.d');
 note("image: $_") for grep { m{/snowflake} } split /\n/, `chroot '$rootfs' dpkg-query -L $package`;
 note("image: /docker-entrypoint-initdb.d/$_") for map { basename($_) } glob "$rootfs/docker-entrypoint-initdb.d/*";
-note("config: $_") for $image_config =~ /"((?:Entrypoint|Cmd|Volumes|StopSignal|WorkingDir|User)"\s*:\s*(?:\[[^\]]*\]|\{[^}]*\}|"[^"]*"))/g;
+note('config: ' . s/\s+/ /gr) for $image_config =~ /"((?:Entrypoint|Cmd|Volumes|StopSignal|WorkingDir|User)"\s*:\s*(?:\[[^\]]*\]|\{[^}]*\}|"[^"]*"))/g;
 note("config: Env $_") for sort map { "$_=$image_env{$_}" } keys %image_env;
 like(slurp("$rootfs/usr/share/postgresql/postgresql.conf.sample"), qr/^shared_preload_libraries = 'snowflake'/m,
 	'and the sample configuration preloads snowflake');

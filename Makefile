@@ -13,7 +13,11 @@ SHLIB_LINK = -lstdc++ -lcrypto
 # the server's own: found in its libdir first, so that a server whose libpq is
 # not the system's (a private installation) loads one libpq for every library
 PG_CPPFLAGS += -I$(libpq_srcdir)
-SHLIB_LINK_INTERNAL = $(libpq) -Wl,-rpath,$(libdir),--enable-new-dtags
+# (SNOWFLAKE_RPATH, default the server's libdir; empty for none: debian/rules, where
+# libdir is a directory the loader searches anyway)
+SNOWFLAKE_RPATH ?= $(libdir)
+comma := ,
+SHLIB_LINK_INTERNAL = $(libpq) $(if $(SNOWFLAKE_RPATH),-Wl$(comma)-rpath$(comma)$(SNOWFLAKE_RPATH)$(comma)--enable-new-dtags)
 
 # pg_regress (sql/*.sql against expected/*.out) on a temporary, preloaded instance.
 REGRESS = catalog neutrality type family decode generate convert partition textforms public layouts registry labels
@@ -103,35 +107,80 @@ dist:
 	@echo "snowflake-$(DIST_VERSION).tar.gz"
 
 # The extension's files as an image volume holds them for CloudNativePG
-# (PostgreSQL 18+, docs/image-volume.md): IMAGE_VOLUME/lib/snowflake.so and
-# IMAGE_VOLUME/share/extension/ (the control file and every SQL script), loaded
-# from outside the installation with extension_control_path = '$system:DIR/share',
-# dynamic_library_path = '$libdir:DIR/lib' and shared_preload_libraries = 'snowflake'.
+# (PostgreSQL 18+, docs/image-volume.md), taken from its Debian package DEB
+# (postgresql-NN-snowflake_VERSION_ARCH.deb, as CloudNativePG's own extension
+# images take theirs): IMAGE_VOLUME/lib/snowflake.so, IMAGE_VOLUME/share/extension/
+# (the control file and every SQL script) and IMAGE_VOLUME/licenses/<package>/
+# (the package's copyright and LICENSE), loaded from outside the installation with
+# extension_control_path = '$system:DIR/share', dynamic_library_path = '$libdir:DIR/lib'
+# and shared_preload_libraries = 'snowflake'. A library with a RUNPATH or RPATH
+# (a search path of the machine that built it) is refused.
 IMAGE_VOLUME = build/image-volume
-image-volume: all
-	rm -f '$(IMAGE_VOLUME)/lib/$(shlib)' '$(IMAGE_VOLUME)'/share/extension/$(EXTENSION).control '$(IMAGE_VOLUME)'/share/extension/$(EXTENSION)--*.sql
-	$(MKDIR_P) '$(IMAGE_VOLUME)/lib' '$(IMAGE_VOLUME)/share/extension'
-	$(INSTALL_SHLIB) $(shlib) '$(IMAGE_VOLUME)/lib/'
-	$(INSTALL_DATA) $(EXTENSION).control $(DATA) '$(IMAGE_VOLUME)/share/extension/'
+DEB =
+deb_field = $(if $(DEB),$(shell dpkg-deb -f '$(DEB)' $(1)))
+deb_major = $(patsubst postgresql-%-snowflake,%,$(call deb_field,Package))
+image-volume:
+	@[ -n '$(DEB)' ] || { echo 'usage: make image-volume DEB=postgresql-NN-snowflake_VERSION_ARCH.deb'; exit 2; }
+	@unpacked=$$(mktemp -d) && trap 'rm -rf "$$unpacked"' EXIT && \
+	dpkg-deb -x '$(DEB)' "$$unpacked" && \
+	if readelf -d "$$unpacked/usr/lib/postgresql/$(deb_major)/lib/$(EXTENSION).so" | grep -E '\((RUNPATH|RPATH)\)'; then \
+	    echo '$(DEB): its $(EXTENSION).so carries a library search path of the machine that built it'; exit 1; \
+	fi && \
+	rm -rf '$(IMAGE_VOLUME)' && \
+	$(MKDIR_P) '$(IMAGE_VOLUME)/lib' '$(IMAGE_VOLUME)/share/extension' '$(IMAGE_VOLUME)/licenses/$(call deb_field,Package)' && \
+	cp "$$unpacked/usr/lib/postgresql/$(deb_major)/lib/$(EXTENSION).so" '$(IMAGE_VOLUME)/lib/' && \
+	cp "$$unpacked/usr/share/postgresql/$(deb_major)/extension/$(EXTENSION)".control \
+	   "$$unpacked/usr/share/postgresql/$(deb_major)/extension/$(EXTENSION)"--*.sql '$(IMAGE_VOLUME)/share/extension/' && \
+	cp "$$unpacked/usr/share/doc/$(call deb_field,Package)/copyright" LICENSE '$(IMAGE_VOLUME)/licenses/$(call deb_field,Package)/' && \
+	chmod -R a+rX,go-w '$(IMAGE_VOLUME)'
 
-# An OCI image of those files at its root (one layer, no operating system), in
-# the OCI image layout OCI_LAYOUT under the tag OCI_TAG, built without a
-# container daemon by umoci (Debian package umoci); push it with any OCI tool,
-# e.g. skopeo copy oci:build/oci:TAG docker://REGISTRY/snowflake:TAG
+# An OCI image of those files at its root, as CloudNativePG's extension images are
+# (FROM scratch: one layer, no operating system; USER 65532:65532; the
+# org.opencontainers.image.* and io.cloudnativepg.image.base.* labels, also as
+# manifest annotations), for the package's architecture, in the OCI image layout
+# OCI_LAYOUT under the tag <version>-<major>-<distribution> (OCI_TAG), built without
+# a container daemon by umoci (Debian package umoci). DISTRIBUTION is the Debian
+# release the package was built on (default: this machine's), IMAGE_SOURCE the URL
+# of the source (required: the image's org.opencontainers.image.source). Push it
+# with any OCI tool, e.g. skopeo copy oci:build/oci:TAG docker://REGISTRY/snowflake:TAG
 OCI_LAYOUT = build/oci
-OCI_TAG = $(DIST_VERSION)-pg$(MAJORVERSION)
+DISTRIBUTION = $(shell . /etc/os-release && echo $$VERSION_CODENAME)
+IMAGE_SOURCE =
+IMAGE_REVISION = $(shell git rev-parse HEAD 2>/dev/null)
+deb_version = $(if $(DEB),$(shell dpkg-deb -f '$(DEB)' Version | sed -E 's/^[0-9]+://; s/-[^-]*$$//'))
+OCI_TAG = $(deb_version)-$(deb_major)-$(DISTRIBUTION)
 image-oci: image-volume
+	@[ -n '$(IMAGE_SOURCE)' ] || { echo 'make image-oci: set IMAGE_SOURCE to the URL of the source (org.opencontainers.image.source)'; exit 2; }
 	[ -f '$(OCI_LAYOUT)/oci-layout' ] || umoci init --layout '$(OCI_LAYOUT)'
 	umoci new --image '$(OCI_LAYOUT):$(OCI_TAG)'
 	bundle=$$(mktemp -d) && rmdir "$$bundle" && \
 	umoci unpack --rootless --image '$(OCI_LAYOUT):$(OCI_TAG)' "$$bundle" && \
-	cp -R -p '$(IMAGE_VOLUME)/lib' '$(IMAGE_VOLUME)/share' "$$bundle/rootfs/" && \
+	cp -R -p '$(IMAGE_VOLUME)/lib' '$(IMAGE_VOLUME)/share' '$(IMAGE_VOLUME)/licenses' "$$bundle/rootfs/" && \
 	umoci repack --image '$(OCI_LAYOUT):$(OCI_TAG)' --history.created_by 'make image-oci' "$$bundle"; \
 	status=$$?; rm -rf "$$bundle"; exit $$status
-	umoci config --image '$(OCI_LAYOUT):$(OCI_TAG)' --no-history \
-	    --manifest.annotation org.opencontainers.image.title=snowflake \
-	    --manifest.annotation org.opencontainers.image.version=$(DIST_VERSION) \
-	    --manifest.annotation org.opencontainers.image.description='snowflake $(DIST_VERSION) for PostgreSQL $(MAJORVERSION): lib/ and share/extension/ for extension_control_path and dynamic_library_path'
+	created=$$(date -u +%Y-%m-%dT%H:%M:%SZ) && \
+	title='$(EXTENSION) $(deb_version) $(deb_major) $(DISTRIBUTION)' && \
+	description='A $(EXTENSION) $(deb_version) image volume for PostgreSQL $(deb_major) on $(DISTRIBUTION) (CloudNativePG): lib/ and share/extension/ for dynamic_library_path and extension_control_path' && \
+	set -- && for pair in \
+	    "org.opencontainers.image.created=$$created" \
+	    'org.opencontainers.image.url=$(IMAGE_SOURCE)' \
+	    'org.opencontainers.image.source=$(IMAGE_SOURCE)' \
+	    'org.opencontainers.image.documentation=$(IMAGE_SOURCE)' \
+	    'org.opencontainers.image.version=$(deb_version)' \
+	    'org.opencontainers.image.revision=$(IMAGE_REVISION)' \
+	    'org.opencontainers.image.vendor=the $(EXTENSION) authors' \
+	    'org.opencontainers.image.authors=the $(EXTENSION) authors' \
+	    "org.opencontainers.image.title=$$title" \
+	    "org.opencontainers.image.description=$$description" \
+	    'org.opencontainers.image.licenses=PostgreSQL' \
+	    'org.opencontainers.image.base.name=scratch' \
+	    'io.cloudnativepg.image.base.name=ghcr.io/cloudnative-pg/postgresql:$(deb_major)-minimal-$(DISTRIBUTION)' \
+	    'io.cloudnativepg.image.base.pgmajor=$(deb_major)' \
+	    'io.cloudnativepg.image.base.os=$(DISTRIBUTION)'; do \
+	    set -- "$$@" --config.label="$$pair" --manifest.annotation="$$pair"; \
+	done && \
+	umoci config --image '$(OCI_LAYOUT):$(OCI_TAG)' --no-history --os linux \
+	    --architecture '$(call deb_field,Architecture)' --config.user 65532:65532 "$$@"
 	umoci gc --layout '$(OCI_LAYOUT)'
 	@echo "$(OCI_LAYOUT):$(OCI_TAG)"
 

@@ -1,6 +1,6 @@
 # The registry's load: what 200 simulated holders' renewals cost it, in WAL
 # and in calls a second (docs/registry.md).
-# prove: sequential (measures latency)
+# prove: alone (measures throughput)
 use strict;
 use warnings FATAL => 'all';
 

@@ -83,25 +83,43 @@
 #endif
 #ifdef MOVES
     :: atomic { d == 0 && ex[d] && !on[d] && nmov < 2 && cpd != d &&
-                IDN_FREE(IDENT(nm[d] != NONE -> nm[d] : 1 - kern[d], 0, 0, 0) + REST(idn[d]), d) ->
+                IDN_FREE(IDENT(nm[d] != NONE -> nm[d] : 1 - kern[d], 0, 0, 0) + REST(idn[d]), d) -> rnm = 0;
         printf("ACT moved to a host of another name %d\n", d);
         /* the same directory on a host of another name: a container recreated,
          * a pod rescheduled, a disk failed over (its snowflake.host_name, if
          * set, stays; no other directory has that identity: else the listed
          * undetectable pair of block clones under one name) */
         kern[d] = 1 - kern[d]; idn[d] = IDENT(EFF(d), 0, 0, 0) + REST(idn[d]); nmov++; ghost() }
-    :: atomic { d == 0 && ex[d] && !on[d] && nmov < 2 && lf[d] == OK && lid[d] != idn[d] && REST(lid[d]) == REST(idn[d]) &&
-                IDN_FREE(lid[d], d) -> printf("ACT host_name set to the lease's %d\n", d);
+    :: atomic { ex[d] && !on[d] && nmov < 2 && lf[d] == OK && lid[d] != idn[d] && REST(lid[d]) == REST(idn[d]) &&
+                IDN_FREE(lid[d], d) && FREE(d, lw[d]) -> printf("ACT host_name set to the lease's %d\n", d);
         /* snowflake.host_name set to the name the lease records, as the refusal
-         * says, the directory of that name gone (A3) */
-        nm[d] = HOST(lid[d]); idn[d] = lid[d]; nmov++; ghost() }
+         * says, no other directory using the worker id it names (A3: a
+         * source renamed since runs under another name) */
+        nm[d] = HOST(lid[d]); idn[d] = lid[d]; nmov++; rnm = 0; ghost() }
     :: atomic { d == 0 && ex[d] && !on[d] && nmov < 2 && nm[d] != 2 && IDN_FREE(IDENT(2, 0, 0, 0) + REST(idn[d]), d) ->
         printf("ACT host_name set to a name that stays %d\n", d);
         /* snowflake.host_name given a name no host has, the server stopped */
-        nm[d] = 2; idn[d] = IDENT(2, 0, 0, 0) + REST(idn[d]); nmov++; ghost() }
+        nm[d] = 2; idn[d] = IDENT(2, 0, 0, 0) + REST(idn[d]); nmov++; rnm = 0; ghost() }
     :: atomic { d == 0 && ex[d] && !on[d] && nmov < 2 && nm[d] != NONE && IDN_FREE(IDENT(kern[d], 0, 0, 0) + REST(idn[d]), d) ->
         printf("ACT host_name unset %d\n", d);
-        nm[d] = NONE; idn[d] = IDENT(kern[d], 0, 0, 0) + REST(idn[d]); nmov++; ghost() }
+        nm[d] = NONE; idn[d] = IDENT(kern[d], 0, 0, 0) + REST(idn[d]); nmov++; rnm = 0; ghost() }
+    :: atomic { d == 0 && on[d] && wst[d] && !inrec[d] && !blocked[d] && mvw[d] == 0 && !elsewhere[d] && nmov < 2 && cpd != d &&
+                nm[d] != 2 && IDN_FREE(IDENT(2, 0, 0, 0) + REST(idn[d]), d) -> printf("ACT host_name set to a name that stays, running %d\n", d);
+        /* snowflake.host_name given a name in the settings' files while the
+         * server runs (a restart takes it): the lease writer's poll records
+         * the rename, the lease file and the fence's copy stamped with the
+         * new name at once (F13R, F13RW: poll_pending_name) */
+        nm[d] = 2; nmov++;
+#ifndef NO_F13R
+        idn[d] = IDENT(2, 0, 0, 0) + REST(idn[d]); rnm = 1;
+        write_lease(d, weff[d]);
+#ifndef NO_F13RW
+        write_fence(d, weff[d]);
+#endif
+#else
+        late = 1; rnm = 1   /* (mutation) the running server stamps its old name: the next start is the first to see it */
+#endif
+        ; ghost() }
 #endif
     :: atomic { d != 0 && ex[d] && !on[d] && (cpd == NONE || cps != d) && !IS_SUCC(d) -> printf("ACT gone for good %d\n", d);
         /* the directory gone for good */

@@ -47,13 +47,14 @@
  *   RO_RESTART        the first directory started read-only with nothing to
  *                     follow, once (an HA manager's crash path), then promoted
  *   MOVES             a directory moved to a host of another name, its
- *                     snowflake.host_name set to the name its lease records,
- *                     to a name that stays (a rename, F13R) or unset
- *                     (F13; the block clone on a host of another name, in
- *                     every run, takes F13's other path)
- *   NO_F13R           (mutation) a rename on the host whose kernel name the
- *                     lease records taken for a move; NO_F13RW: taken as a
- *                     rename, the files not written under the new name at once
+ *                     snowflake.host_name set (stopped) to the name its lease
+ *                     records, to a name that stays, or unset (F13), or set
+ *                     in the files while it runs: a rename (F13R) (the block
+ *                     clone on a host of another name, in every run, takes
+ *                     F13's other path)
+ *   NO_F13R           (mutation) a rename in the files not recorded by the
+ *                     running server; NO_F13RW: recorded in the lease file
+ *                     only, not in the fence's copy
  */
 
 #ifndef D
@@ -130,6 +131,10 @@ byte issued[W + 1];         /* directories that issued under each worker id */
 byte decided[DMAX];            /* the fence each directory decided */
 byte same[DMAX];               /* directories the environment cannot tell from it */
 byte ncop, nren, ndmg, nfail, nmov, nro;
+bit  rnm;                      /* the first directory renamed while it ran (L13R) */
+#ifdef NO_F13R
+bit  late;                     /* (mutation) a rename in the files its next start is the first to see */
+#endif
 byte cpd = NONE, cps, cpfirst;   /* a file copy of a running server in progress */
 
 /* scratch, 0 between actions */
@@ -183,9 +188,9 @@ inline ghost() {
              * host name its lease does not record (F13): after the name is set
              * back, it issues */
             assert(hi != 0 || mvt[0] || (fen[0] & BIT(weff[0])) == 0);
-            /* L13R: nor is it taken for moved when its lease records the
-             * kernel's name of the host it is on (a rename, F13R) */
-            assert(hi != 0 || mvw[0] == 0 || HOST(mvid[0]) != kern[0]);
+            /* L13R: nor after a rename made while it ran (F13R), until it
+             * is moved or its name set again while stopped */
+            assert(hi != 0 || !rnm || mvw[0] == 0);
 #endif
             skip
         :: else
@@ -258,6 +263,12 @@ inline start(d) {
     blocked[d] = 0; restore[d] = 0; elsewhere[d] = 0; fen[d] = 0; lwid[d] = 0;
     mvw[d] = 0; mvid[d] = 0; mvt[d] = 0; pen[d] = 0;
     guc[d] = conf[d]; weff[d] = conf[d];
+#ifdef NO_F13R
+    if
+    :: late -> idn[d] = IDENT(EFF(d), 0, 0, 0) + REST(idn[d]); late = 0
+    :: else
+    fi;
+#endif
     /* load_lease: the fence's copy stands in for a missing lease file (F10) */
     L_ex = 0;
     if
@@ -284,30 +295,6 @@ inline start(d) {
 #ifdef NO_F13
     /* (mutation) a lease that differs only by its host name taken as this directory's */
     elsewhere[d] = elsewhere[d] && !MOVED(d);
-#endif
-#ifndef NO_F13R
-    /* F13R: a lease this volume, directory and birth time wrote under the
-     * kernel's name of this host, started under snowflake.host_name: a rename,
-     * this directory's lease (writer_of: Writer::Renamed), both files written
-     * at once under the new name (rename_at_start: else the fence's copy,
-     * standing in for a lease file removed later, would keep the old one) */
-    if
-    :: elsewhere[d] && MOVED(d) && HOST(L_id) == kern[d] ->
-        elsewhere[d] = 0;
-#ifndef NO_F13RW
-        if
-        :: lf[d] == OK -> lid[d] = idn[d]
-        :: else
-        fi;
-        if
-        :: ff[d] == OK -> fid[d] = idn[d]
-        :: else
-        fi
-#else
-        skip     /* (mutation) the files keep the old name until their next write */
-#endif
-    :: else
-    fi;
 #endif
     /* fence_if_copy: restores() (F3), streaming_standby() (F4) */
 #ifndef NO_F3

@@ -31,7 +31,6 @@ inline constexpr char kMovedHint[] =
     "no longer stop it (docs/containers.md).";
 const char* moved_from_name(const SharedState& state);
 // The name it runs under now, quoted, and whose it is: the kernel's, or
-// snowflake.host_name's on a host whose own name the lease does not record
-// either (else it is a rename: identity.hpp, F13R).
+// snowflake.host_name's, with the host's own name.
 const char* moved_to_name();
 }  // namespace snowflake::pg

@@ -20,7 +20,6 @@ use warnings FATAL => 'all';
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use HTTP::Tiny;
 use Time::HiRes qw(time usleep);
 use SnowflakeTest;
 
@@ -40,34 +39,12 @@ my $stopped = time;
 $node->start;
 $node->safe_psql('postgres', 'CREATE EXTENSION snowflake; CREATE ROLE metrics LOGIN IN ROLE pg_monitor');
 
-my $port = PostgreSQL::Test::Cluster::get_free_port();
-my ($out, $err) = ('', '');
-local $ENV{DATA_SOURCE_NAME} =
-  'host=' . $node->host . ' port=' . $node->port . ' user=metrics dbname=postgres sslmode=disable';
-my $run = IPC::Run::start(
-	[ $exporter, "--web.listen-address=127.0.0.1:$port", "--extend.query-path=$dir/snowflake-queries.yaml" ],
-	'>', \$out, '2>', \$err);
-
-# Scrapes /metrics until the snowflake metrics are there: { name => value }.
+my ($run, $scrape) = start_exporter($node, $exporter, "$dir/snowflake-queries.yaml");
+# a scrape: { snowflake_status_ metric name without its prefix => value }
 sub scrape
 {
-	my $http = HTTP::Tiny->new(timeout => 10);
-	my $deadline = time + $PostgreSQL::Test::Utils::timeout_default;
-	while (time < $deadline)
-	{
-		my $response = $http->get("http://127.0.0.1:$port/metrics");
-		if ($response->{success} && $response->{content} =~ /^snowflake_status_generating/m)
-		{
-			my %metrics;
-			for (split /\n/, $response->{content})
-			{
-				$metrics{$1} = $2 if /^snowflake_status_(\w+)(?:\{[^}]*\})? (\S+)$/;
-			}
-			return \%metrics;
-		}
-		usleep(100_000);
-	}
-	die "no snowflake metrics on 127.0.0.1:$port: $err";
+	my $metrics = $scrape->();
+	return { map { /^snowflake_status_(\w+)$/ ? ($1 => $metrics->{$_}) : () } keys %$metrics };
 }
 
 # 1. never reached: the registry's age counted from the server's start

@@ -561,4 +561,44 @@ sub release_1_0_install
 	return ($install, $release, undef);
 }
 
+# Debian's prometheus-postgres-exporter serving $node's metrics with the
+# queries file $queries, connected as the role metrics (pg_monitor), and a
+# scrape of it: a function that reads /metrics until the snowflake metrics
+# are there and returns { metric name => value } (the snowflake_status_*
+# metrics and pg_exporter_last_scrape_error). Returns (the exporter's
+# IPC::Run harness, the scrape).
+push @EXPORT, 'start_exporter';
+
+sub start_exporter
+{
+	my ($node, $exporter, $queries) = @_;
+	my $port = PostgreSQL::Test::Cluster::get_free_port();
+	my ($out, $err) = ('', '');
+	local $ENV{DATA_SOURCE_NAME} =
+	  'host=' . $node->host . ' port=' . $node->port . ' user=metrics dbname=postgres sslmode=disable';
+	my $run = IPC::Run::start([ $exporter, "--web.listen-address=127.0.0.1:$port", "--extend.query-path=$queries" ],
+		'>', \$out, '2>', \$err);
+	my $scrape = sub {
+		require HTTP::Tiny;
+		my $http = HTTP::Tiny->new(timeout => 10);
+		my $deadline = time + $PostgreSQL::Test::Utils::timeout_default;
+		while (time < $deadline)
+		{
+			my $response = $http->get("http://127.0.0.1:$port/metrics");
+			if ($response->{success} && $response->{content} =~ /^snowflake_status_generating/m)
+			{
+				my %metrics;
+				for (split /\n/, $response->{content})
+				{
+					$metrics{$1} = $2 if /^(snowflake_status_\w+|pg_exporter_last_scrape_error)(?:\{[^}]*\})? (\S+)$/;
+				}
+				return \%metrics;
+			}
+			Time::HiRes::usleep(100_000);
+		}
+		die "no snowflake metrics on 127.0.0.1:$port: $err";
+	};
+	return ($run, $scrape);
+}
+
 1;

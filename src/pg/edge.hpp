@@ -89,9 +89,9 @@ enum class Blocked : std::uint32_t {
 //   restore                               start-up (fence_if_copy)
 //   moved_worker                          start-up (fence_moved); as_written (the writer, redo)
 //                                         and adopt_worker_id end a move: kNoWorker
-//   renaming_to                           the lease writer's poll holding the writer's place
-//                                         (pending.cpp); start-up. Read by as_written, under the
-//                                         writer's place; names_from_files start-up only
+//   renaming_to                           the postmaster at its clean shutdown, every other
+//                                         process gone (rename_at_shutdown); names_from_files
+//                                         start-up only
 //   pending_worker                        the ALTER SYSTEM hook and the lease writer's poll,
 //                                         holding settings_busy and the writer's place
 //                                         (pending.cpp); redo (exchange)
@@ -139,9 +139,9 @@ struct SharedState {
     ConditionVariable settings_free;  // broadcast when settings_busy goes back to 0
     Lease moved_from;  // the lease's identity: directory_host, directory_inode, host_name
     // A rename (F13R): the host name the settings' files give this server
-    // from its next start, when it is not the one it runs under; "": none.
-    // Every lease written is stamped with it (as_written). Set by the lease
-    // writer's poll holding the writer's place (pending.cpp), at start-up.
+    // from its next start, when it is not the one it ran under; "": none.
+    // Set at the clean shutdown (rename_at_shutdown), the last lease stamped
+    // with it (as_written).
     char renaming_to[kHostNameMax + 1];
     // Whether the host name this server runs under is the one its settings'
     // files give (not the command line's): only then is a change of the files

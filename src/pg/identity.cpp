@@ -81,7 +81,7 @@ void own_directory(const char* name, std::uint64_t& host, std::uint64_t& inode) 
 }
 
 // The host name this server's leases are stamped with: the one it runs
-// under, or, while a rename waits for the next start, the new one (F13R).
+// under, or, at a clean shutdown that records a rename, the new one (F13R).
 const char* stamped_name(const SharedState* state) {
     return state != nullptr && state->renaming_to[0] != '\0' ? state->renaming_to : server_host_name();
 }
@@ -93,9 +93,9 @@ const char* stamped_name(const SharedState* state) {
 // block clone on a host of another name), or elsewhere. A file written before
 // the volume was recorded (by 1.0) has 0 in the high bits of its host: its
 // host name and inode decide, until this server writes the lease again.
-Writer writer_of(const Lease& lease, const char* name) {
+Writer writer_of(const Lease& lease) {
     std::uint64_t host, inode;
-    own_directory(name, host, inode);
+    own_directory(server_host_name(), host, inode);
     if ((lease.directory_host >> 32) == 0) host &= 0xFFFFFFFFu;
     if (lease.directory_host == host && lease.directory_inode == inode) return Writer::Here;
     // (a 1.0 lease, or a volume with neither an id read nor a birth time: the
@@ -105,7 +105,7 @@ Writer writer_of(const Lease& lease, const char* name) {
 }
 
 // The lease stamped with this data directory (under the name a rename gives
-// it, F13R, while the rename waits for the next start). A moved directory (fence.hpp,
+// it at a clean shutdown, F13R). A moved directory (fence.hpp,
 // F13) keeps the identity its lease records, without the fence of this start,
 // while the worker id it names is in effect; a lease under another worker id
 // ends the move.

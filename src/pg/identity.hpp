@@ -11,8 +11,7 @@ namespace snowflake::pg {
 // another host name (moved, or a block clone on a host of another name), or
 // elsewhere (a copy).
 enum class Writer { Here, OtherHostName, Elsewhere };
-// `name`: the host name to tell it by (a rename's, at a crash's re-initialisation).
-Writer writer_of(const Lease& lease, const char* name = server_host_name());
+Writer writer_of(const Lease& lease);
 
 // The lease as it is written (the file, the fence's copy, the WAL record):
 // stamped with this data directory, or, moved, with its lease's identity and

@@ -119,16 +119,24 @@ Lease lease_of(const SharedState& state, std::uint64_t lease_units, std::uint64_
 
 // At a clean shutdown, when every backend is gone, the lease shrinks to the
 // last id issued, so that a restart continues from there and not a span later.
-std::int64_t shrink_lease_at_shutdown(int code) {
+std::int64_t shrink_lease_at_shutdown(int code, bool renamed) {
     SharedState* state = shared_state();
     if (code != 0 || state == nullptr || state->blocked != Blocked::No) return -1;
     const GeneratorState& generator = state->generator;
     const std::uint64_t last = generator.last_id.load();
     const std::uint64_t mark = std::max(last, generator.floor_id.load());
     // nothing issued since start: the lease stays the floor (but it records
-    // the worker id a registry granted, the one asked for at the next start)
-    if (last != 0 || state->registry.worker_id.load() != kNoWorker)
-        write_lease(lease_of(*state, time_of(mark, state->layout), generator.clock_high.load()), LOG);
+    // the worker id a registry granted, the one asked for at the next start).
+    // A rename (stamped with the new name: as_written) writes the fence's
+    // copy first (F13RW): if that fails, neither file takes the new name.
+    const bool shrinks = last != 0 || state->registry.worker_id.load() != kNoWorker;
+    const Lease lease = lease_of(*state, shrinks ? time_of(mark, state->layout) : generator.lease_units.load(),
+                                 generator.clock_high.load());
+    if (renamed && !write_fence_copy(lease, LOG)) {
+        state->renaming_to[0] = '\0';
+        renamed = false;
+    }
+    if (shrinks || renamed) (void)write_lease(lease, LOG);
     // every id issued by this node is below the time unit after the mark's
     return mark == 0 ? 0
                      : state->epoch_unix_ms +

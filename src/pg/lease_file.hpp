@@ -29,6 +29,8 @@ bool lease_changed(SharedState& state, const Lease& lease);
 // At the postmaster's exit (`code` 0: a clean shutdown), the lease shrinks to
 // the last id issued; returns the time every id issued is below (ms since
 // 1970; 0: none issued), or -1 when nothing is to be released.
-std::int64_t shrink_lease_at_shutdown(int code);
+// `renamed`: the lease, and the fence's copy, are written at once stamped with
+// the name a rename gives (rename_at_shutdown, F13R), whatever was issued.
+std::int64_t shrink_lease_at_shutdown(int code, bool renamed);
 
 }  // namespace snowflake::pg

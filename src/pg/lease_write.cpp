@@ -135,16 +135,6 @@ bool rewrite_lease_pending(SharedState& state, std::uint32_t pending) {
     return false;
 }
 
-bool rewrite_lease_renamed(SharedState& state, const char* name) {
-    if (!hold_writer(state)) return false;
-    char before[sizeof state.renaming_to];
-    std::memcpy(before, state.renaming_to, sizeof before);
-    strlcpy(state.renaming_to, name, sizeof state.renaming_to);
-    if (write_holding(state, state.generator.lease_units.load(), true)) return true;
-    std::memcpy(state.renaming_to, before, sizeof before);
-    return false;
-}
-
 void extend_lease(SharedState& state, std::uint64_t needed_units) {
     GeneratorState& generator = state.generator;
     request_lease(generator, needed_units);

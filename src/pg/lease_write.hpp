@@ -29,10 +29,6 @@ bool rewrite_lease(SharedState& state);
 // writer's place is taken (a wait ended by cancel changes nothing); false,
 // the pending worker id as it was, when the write failed.
 bool rewrite_lease_pending(SharedState& state, std::uint32_t pending);
-// rewrite_lease() stamped with `name` from then on (a rename, F13R: "", none),
-// set once the writer's place is held; false, the name as it was, when the
-// write failed.
-bool rewrite_lease_renamed(SharedState& state, const char* name);
 // Waits (interruptibly) until the durable lease covers `needed_units` (layout units).
 void extend_lease(SharedState& shared, std::uint64_t needed_units);
 // How long the lease writer has not turned, in ms (0: it turns, or none runs).

@@ -39,10 +39,13 @@ void request_shared_memory() {
     RequestAddinShmemSpace(shared_size());
 }
 
-// At the postmaster's exit: the lease shrinks first, then the registry's
-// grant is released, every id issued being below the shrunk lease.
+// At the postmaster's exit: the lease shrinks first (stamped with a rename's
+// name: F13R), then the registry's grant is released, every id issued being
+// below the shrunk lease.
 void shut_down(int code, Datum) {
-    const std::int64_t used_until_ms = shrink_lease_at_shutdown(code);
+    SharedState* state = shared_state();
+    const bool renamed = code == 0 && state != nullptr && rename_at_shutdown(*state);
+    const std::int64_t used_until_ms = shrink_lease_at_shutdown(code, renamed);
     if (used_until_ms >= 0) release_registry_grant(*shared_state(), used_until_ms);
 }
 

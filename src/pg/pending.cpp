@@ -61,28 +61,6 @@ bool worker_in_files(bool with_auto, std::uint32_t& worker) {
            (value[0] == '\0' || worker_of(value, worker));
 }
 
-// A rename (F13R): the name the files give from the next start recorded as
-// the one every lease is stamped with, or, back to the name it runs under,
-// withdrawn; logged once written. Only where the name it runs under is the
-// files' (not the command line's), and the lease is this directory's under
-// that name (not a move's). Called holding settings_busy.
-void record_rename(SharedState& state) {
-    char next[kHostNameMax + 1];
-    if (!state.names_from_files || state.moved_worker.load() != kNoWorker || state.lease_elsewhere.load() ||
-        !name_in_files(next))
-        return;
-    const char* target = std::strcmp(next, server_host_name()) == 0 ? "" : next;
-    if (std::strcmp(target, state.renaming_to) == 0 || !rewrite_lease_renamed(state, target)) return;
-    if (target[0] != '\0')
-        ereport(LOG, (errmsg("snowflake: the settings' files name this server \"%s\" from its next start: a rename; "
-                             "its lease records the new name from now on", target),
-                      errdetail("It runs under \"%s\" until it is restarted, then continues its ids under the new "
-                                "name, on this host or another. A copy of this data directory refuses them as "
-                                "before.", server_host_name())));
-    else
-        ereport(LOG, (errmsg("snowflake: the settings' files name this server \"%s\" again: the rename is withdrawn",
-                             server_host_name())));
-}
 
 // Whether this server records a pending worker id: a primary, generating (a
 // standby writes no WAL; it takes its settings' worker id at its promotion).
@@ -223,8 +201,20 @@ void poll_pending_worker(SharedState& state) {
     if (!records(state) || !take_settings(state)) return;
     std::uint32_t files = kNoWorker;
     if (worker_in_files(true, files)) (void)record_pending(state, files);
-    record_rename(state);
     release_settings(state);
+}
+
+bool rename_at_shutdown(SharedState& state) {
+    char next[kHostNameMax + 1];
+    if (!state.names_from_files || state.blocked != Blocked::No || state.moved_worker.load() != kNoWorker ||
+        state.lease_elsewhere.load() || !name_in_files(next) || std::strcmp(next, server_host_name()) == 0)
+        return false;
+    strlcpy(state.renaming_to, next, sizeof state.renaming_to);
+    ereport(LOG, (errmsg("snowflake: the settings' files name this server \"%s\": a rename; its lease records the "
+                         "new name for its next start", next),
+                  errdetail("Started under it, on this host or another, it continues its ids. A copy of this "
+                            "data directory refuses them as before.")));
+    return true;
 }
 
 bool name_in_files(char* name) {

@@ -13,11 +13,15 @@ namespace snowflake::pg {
 
 // From _PG_init, when preloaded: the ALTER SYSTEM hook.
 void install_pending_hook();
-// The lease writer's poll: reads the settings' files and records what they
-// name: a pending worker id, and a rename (F13R: snowflake.host_name given
-// in the files while the server runs under the name its lease records, the
-// lease stamped with the new name from then on: renaming_to).
+// The lease writer's poll: reads the settings' files and records the worker
+// id they name.
 void poll_pending_worker(SharedState& state);
+// At a clean shutdown, a rename (F13R): snowflake.host_name given in the
+// settings' files while the server ran under the name its lease records
+// (its own lease, not a move's, the name the files' and not the command
+// line's) set as the name the last lease is stamped with (renaming_to);
+// true, logged, if so.
+bool rename_at_shutdown(SharedState& state);
 // The host name the settings' files give this server from its next start
 // (snowflake.host_name's, or the kernel's when they give none), into `name`
 // (kHostNameMax + 1 bytes); false when they cannot be read or give a name no

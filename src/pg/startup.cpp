@@ -13,22 +13,14 @@ namespace snowflake::pg {
 namespace {
 
 // Whether the host name this server runs under is the one its settings'
-// files give (decided at the postmaster's first start: a change of the files
-// after it is a rename), and, re-initialised after a crash while a rename
-// waited for the next start (F13R: the lease already stamped with the new
-// name, the files giving it), whether the lease is this directory's under
-// that name: the rename then still waits, as before the crash.
-bool renamed_before(SharedState& state, const Lease& lease, bool exists) {
+// files give (not the command line's), decided at the postmaster's first
+// start and kept across re-initialisations: only then is a change of the
+// files, given while it runs, a rename at its clean shutdown (F13R).
+void decide_names_from_files(SharedState& state) {
     static int from_files = -1;  // (the postmaster's: kept across re-initialisations)
     char files[kHostNameMax + 1];
-    const bool read = name_in_files(files);
-    if (from_files < 0) from_files = read && std::strcmp(files, server_host_name()) == 0;
+    if (from_files < 0) from_files = name_in_files(files) && std::strcmp(files, server_host_name()) == 0;
     state.names_from_files = from_files == 1;
-    if (!exists || !state.names_from_files || !read || std::strcmp(files, server_host_name()) == 0 ||
-        writer_of(lease, files) != Writer::Here)
-        return false;
-    strlcpy(state.renaming_to, files, sizeof state.renaming_to);
-    return true;
 }
 
 // Reads the lease file (or the fence's copy standing in for it) and puts the
@@ -67,8 +59,8 @@ bool load_lease(SharedState& state, Lease& lease) {
         fence(state.generator, lease.fenced[i], true);
     for (std::uint32_t i = 0; fence_file == LeaseFile::Ok && !registry_mode() && i < kept.fenced_count; ++i)
         fence(state.generator, kept.fenced[i], true);
-    const bool renamed = renamed_before(state, lease, exists);
-    const Writer writer = exists && !renamed ? writer_of(lease) : Writer::Here;
+    decide_names_from_files(state);
+    const Writer writer = exists ? writer_of(lease) : Writer::Here;
     state.lease_elsewhere = writer != Writer::Here;
     state.moved_worker = kNoWorker;
     if (writer == Writer::OtherHostName) state.moved_from = lease;  // fence_if_copy decides

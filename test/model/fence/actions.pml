@@ -40,10 +40,39 @@
         :: !inrec[d] -> wrw[d] = 0; wrf[d] = 0
         :: else
         fi;
+#ifdef MOVES
+        /* F13R: the settings' files naming it otherwise (a rename given while
+         * it ran), its lease its own: the lease file and the fence's copy
+         * stamped with the new name (rename_at_shutdown), the last write */
+        if
+        :: !blocked[d] && mvw[d] == 0 && !elsewhere[d] && HOST(idn[d]) != EFF(d) ->
+            rnm = rnm || d == 0;
+#ifndef NO_F13R
+            idn[d] = IDENT(EFF(d), 0, 0, 0) + REST(idn[d]);
+            if
+            :: lf[d] == OK -> lid[d] = idn[d]
+            :: else
+            fi;
+#ifndef NO_F13RW
+            if
+            :: ff[d] == OK -> fid[d] = idn[d]
+            :: else
+            fi;
+#endif
+#endif
+            skip
+        :: else
+        fi;
+#endif
         on[d] = 0; ghost() }
     :: atomic { on[d] && STOP_OK(d) -> printf("ACT kill -9 %d\n", d);
-        /* kill -9 */
-        on[d] = 0; ghost() }
+        /* kill -9 (a rename given while it ran is not recorded: L13R holds
+         * after a clean stop only) */
+        on[d] = 0;
+#ifdef MOVES
+        rnm = rnm && d != 0;
+#endif
+        ghost() }
 
 /* ---- the operator ---- */
     :: atomic { ex[d] && nren < NREN && cpd != d && RELOAD_OK(d) && conf[d] != 1 && FREE(d, 1) -> printf("ACT renumber to 1 %d\n", d); conf[d] = 1; nren++; ghost() }
@@ -103,23 +132,12 @@
     :: atomic { d == 0 && ex[d] && !on[d] && nmov < 2 && nm[d] != NONE && IDN_FREE(IDENT(kern[d], 0, 0, 0) + REST(idn[d]), d) ->
         printf("ACT host_name unset %d\n", d);
         nm[d] = NONE; idn[d] = IDENT(kern[d], 0, 0, 0) + REST(idn[d]); nmov++; rnm = 0; ghost() }
-    :: atomic { d == 0 && on[d] && wst[d] && !inrec[d] && !blocked[d] && mvw[d] == 0 && !elsewhere[d] && nmov < 2 && cpd != d &&
-                nm[d] != 2 && IDN_FREE(IDENT(2, 0, 0, 0) + REST(idn[d]), d) -> printf("ACT host_name set to a name that stays, running %d\n", d);
+    :: atomic { d == 0 && on[d] && nmov < 2 && cpd != d && nm[d] != 2 && IDN_FREE(IDENT(2, 0, 0, 0) + REST(idn[d]), d) ->
+        printf("ACT host_name set to a name that stays, running %d\n", d);
         /* snowflake.host_name given a name in the settings' files while the
-         * server runs (a restart takes it): the lease writer's poll records
-         * the rename, the lease file and the fence's copy stamped with the
-         * new name at once (F13R, F13RW: poll_pending_name) */
-        nm[d] = 2; nmov++;
-#ifndef NO_F13R
-        idn[d] = IDENT(2, 0, 0, 0) + REST(idn[d]); rnm = 1;
-        write_lease(d, weff[d]);
-#ifndef NO_F13RW
-        write_fence(d, weff[d]);
-#endif
-#else
-        late = 1; rnm = 1   /* (mutation) the running server stamps its old name: the next start is the first to see it */
-#endif
-        ; ghost() }
+         * server runs: it runs under its old name until it stops; a clean
+         * stop records the rename (F13R) */
+        nm[d] = 2; nmov++; ghost() }
 #endif
     :: atomic { d != 0 && ex[d] && !on[d] && (cpd == NONE || cps != d) && !IS_SUCC(d) -> printf("ACT gone for good %d\n", d);
         /* the directory gone for good */

@@ -52,8 +52,8 @@
  *                     in the files while it runs: a rename (F13R) (the block
  *                     clone on a host of another name, in every run, takes
  *                     F13's other path)
- *   NO_F13R           (mutation) a rename in the files not recorded by the
- *                     running server; NO_F13RW: recorded in the lease file
+ *   NO_F13R           (mutation) a rename given while it ran not recorded at
+ *                     its clean stop; NO_F13RW: recorded in the lease file
  *                     only, not in the fence's copy
  */
 
@@ -131,10 +131,7 @@ byte issued[W + 1];         /* directories that issued under each worker id */
 byte decided[DMAX];            /* the fence each directory decided */
 byte same[DMAX];               /* directories the environment cannot tell from it */
 byte ncop, nren, ndmg, nfail, nmov, nro;
-bit  rnm;                      /* the first directory renamed while it ran (L13R) */
-#ifdef NO_F13R
-bit  late;                     /* (mutation) a rename in the files its next start is the first to see */
-#endif
+bit  rnm;                      /* the first directory renamed while it ran, then stopped cleanly (L13R) */
 byte cpd = NONE, cps, cpfirst;   /* a file copy of a running server in progress */
 
 /* scratch, 0 between actions */
@@ -188,8 +185,8 @@ inline ghost() {
              * host name its lease does not record (F13): after the name is set
              * back, it issues */
             assert(hi != 0 || mvt[0] || (fen[0] & BIT(weff[0])) == 0);
-            /* L13R: nor after a rename made while it ran (F13R), until it
-             * is moved or its name set again while stopped */
+            /* L13R: nor after a rename given while it ran and a clean stop
+             * (F13R), until it is moved, killed or its name set again */
             assert(hi != 0 || !rnm || mvw[0] == 0);
 #endif
             skip
@@ -263,11 +260,9 @@ inline start(d) {
     blocked[d] = 0; restore[d] = 0; elsewhere[d] = 0; fen[d] = 0; lwid[d] = 0;
     mvw[d] = 0; mvid[d] = 0; mvt[d] = 0; pen[d] = 0;
     guc[d] = conf[d]; weff[d] = conf[d];
-#ifdef NO_F13R
-    if
-    :: late -> idn[d] = IDENT(EFF(d), 0, 0, 0) + REST(idn[d]); late = 0
-    :: else
-    fi;
+#ifdef MOVES
+    /* the start runs under the name its settings' files give, or its host's */
+    idn[d] = IDENT(EFF(d), 0, 0, 0) + REST(idn[d]);
 #endif
     /* load_lease: the fence's copy stands in for a missing lease file (F10) */
     L_ex = 0;

@@ -136,7 +136,11 @@ std::int64_t shrink_lease_at_shutdown(int code, bool renamed) {
         state->renaming_to[0] = '\0';
         renamed = false;
     }
-    if (shrinks || renamed) (void)write_lease(lease, LOG);
+    if ((shrinks || renamed) && write_lease(lease, LOG) && renamed)
+        ereport(LOG, (errmsg("snowflake: the settings' files name this server \"%s\": a rename; its lease records "
+                             "the new name for its next start", state->renaming_to),
+                      errdetail("Started under it, on this host or another, it continues its ids. A copy of this "
+                                "data directory refuses them as before.")));
     // every id issued by this node is below the time unit after the mark's
     return mark == 0 ? 0
                      : state->epoch_unix_ms +

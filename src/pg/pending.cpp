@@ -210,10 +210,6 @@ bool rename_at_shutdown(SharedState& state) {
         state.lease_elsewhere.load() || !name_in_files(next) || std::strcmp(next, server_host_name()) == 0)
         return false;
     strlcpy(state.renaming_to, next, sizeof state.renaming_to);
-    ereport(LOG, (errmsg("snowflake: the settings' files name this server \"%s\": a rename; its lease records the "
-                         "new name for its next start", next),
-                  errdetail("Started under it, on this host or another, it continues its ids. A copy of this "
-                            "data directory refuses them as before.")));
     return true;
 }
 

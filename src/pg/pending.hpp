@@ -20,7 +20,7 @@ void poll_pending_worker(SharedState& state);
 // settings' files while the server ran under the name its lease records
 // (its own lease, not a move's, the name the files' and not the command
 // line's) set as the name the last lease is stamped with (renaming_to);
-// true, logged, if so.
+// true if so (logged once both files are written: shrink_lease_at_shutdown).
 bool rename_at_shutdown(SharedState& state);
 // The host name the settings' files give this server from its next start
 // (snowflake.host_name's, or the kernel's when they give none), into `name`

@@ -120,10 +120,11 @@
          * undetectable pair of block clones under one name) */
         kern[d] = 1 - kern[d]; idn[d] = IDENT(EFF(d), 0, 0, 0) + REST(idn[d]); nmov++; ghost() }
     :: atomic { ex[d] && !on[d] && nmov < 2 && lf[d] == OK && lid[d] != idn[d] && REST(lid[d]) == REST(idn[d]) &&
-                IDN_FREE(lid[d], d) && FREE(d, lw[d]) -> printf("ACT host_name set to the lease's %d\n", d);
+                IDN_FREE(lid[d], d) && FREE(d, lw[d]) && FREE(d, conf[d]) -> printf("ACT host_name set to the lease's %d\n", d);
         /* snowflake.host_name set to the name the lease records, as the refusal
-         * says, no other directory using the worker id it names (A3: a
-         * source renamed since runs under another name) */
+         * says, no other directory using the worker id it names nor the one
+         * it is configured with (A3: a source renamed since runs under
+         * another name; the refusal names its pending one, F15M) */
         nm[d] = HOST(lid[d]); idn[d] = lid[d]; nmov++; rnm = 0; ghost() }
     :: atomic { d == 0 && ex[d] && !on[d] && nmov < 2 && nm[d] != 2 && IDN_FREE(IDENT(2, 0, 0, 0) + REST(idn[d]), d) ->
         printf("ACT host_name set to a name that stays %d\n", d);
